@@ -1,0 +1,104 @@
+package sandboxexec
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+)
+
+// capture keeps at most limit bytes of one stream: the first limit/2 bytes
+// and the last limit-limit/2, so that both how a command started and how it
+// ended survive a flood. Memory is bounded by limit whatever is written.
+type capture struct {
+	headLimit int
+	tailLimit int
+	head      []byte
+	ring      []byte // the tail; allocated once the head is full
+	ringNext  int    // where the next tail byte goes
+	ringUsed  int    // valid bytes in ring
+	total     int64  // every byte written
+}
+
+func newCapture(limit int) *capture {
+	return &capture{headLimit: limit / 2, tailLimit: limit - limit/2}
+}
+
+// Write keeps what fits and never fails.
+func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += int64(n)
+	if room := c.headLimit - len(c.head); room > 0 {
+		take := min(room, len(p))
+		c.head = append(c.head, p[:take]...)
+		p = p[take:]
+	}
+	if len(p) == 0 || c.tailLimit == 0 {
+		return n, nil
+	}
+	if c.ring == nil {
+		c.ring = make([]byte, c.tailLimit)
+	}
+	if len(p) >= c.tailLimit {
+		copy(c.ring, p[len(p)-c.tailLimit:])
+		c.ringNext, c.ringUsed = 0, c.tailLimit
+		return n, nil
+	}
+	k := copy(c.ring[c.ringNext:], p)
+	copy(c.ring, p[k:])
+	c.ringNext = (c.ringNext + len(p)) % c.tailLimit
+	c.ringUsed = min(c.ringUsed+len(p), c.tailLimit)
+	return n, nil
+}
+
+// omitted is how many bytes were written but not kept.
+func (c *capture) omitted() int64 {
+	return c.total - int64(len(c.head)) - int64(c.ringUsed)
+}
+
+// String is the kept bytes in stream order, with a one-line marker where
+// bytes were left out, and invalid UTF-8 replaced by U+FFFD.
+func (c *capture) String() string {
+	buf := make([]byte, 0, len(c.head)+c.ringUsed+80)
+	buf = append(buf, c.head...)
+	if n := c.omitted(); n > 0 {
+		buf = fmt.Appendf(buf, "\n[... sandboxexec: %d of %d bytes omitted ...]\n", n, c.total)
+	}
+	if c.ringUsed < c.tailLimit {
+		buf = append(buf, c.ring[:c.ringUsed]...)
+	} else {
+		buf = append(buf, c.ring[c.ringNext:]...)
+		buf = append(buf, c.ring[:c.ringNext]...)
+	}
+	return strings.ToValidUTF8(string(buf), "\uFFFD")
+}
+
+// readBufs holds the buffers streams are drained through, so that a call
+// allocates none in the steady state.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 64*1024); return &b }}
+
+// drain reads r to EOF (or until its read deadline passes) into c, copying
+// every byte to live as it arrives. A live writer that fails is dropped; the
+// capture goes on.
+func drain(r *os.File, c *capture, live io.Writer) {
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if live != nil {
+				if _, werr := live.Write(buf[:n]); werr != nil {
+					live = nil
+				}
+			}
+			c.Write(buf[:n])
+		}
+		if err != nil {
+			// EOF, the drain deadline, or a closed pipe: the stream ends
+			// here and what was read is kept.
+			return
+		}
+	}
+}

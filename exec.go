@@ -1,0 +1,410 @@
+// Package sandboxexec runs a command for an AI agent inside an OS sandbox,
+// with a timeout, cancellation and bounded output capture.
+//
+// The one entry point is ProcessExecToolCall. It starts the command in its own
+// process group with stdin on the null device, drains stdout and stderr
+// concurrently through capped captures, and returns when the command has
+// exited (or was killed for its timeout or its context) and every process
+// left in its group has been killed.
+package sandboxexec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrEmptyCommand is returned when ExecParams.Command is empty.
+var ErrEmptyCommand = errors.New("sandboxexec: empty command")
+
+// ErrSandboxUnavailable is returned, wrapped with the reason, when the
+// sandbox asked for cannot be applied on this OS or kernel. Nothing is run.
+var ErrSandboxUnavailable = errors.New("sandboxexec: sandbox unavailable")
+
+// SandboxDeniedError is returned when a sandboxed command failed in a way the
+// sandbox likely caused (see ProcessExecToolCall). Output is the whole result,
+// which ProcessExecToolCall also returns beside the error.
+type SandboxDeniedError struct {
+	Output ExecToolCallOutput
+}
+
+func (e *SandboxDeniedError) Error() string {
+	if e.Output.Signal != "" {
+		return fmt.Sprintf("sandboxexec: command killed by %s, likely denied by the sandbox", e.Output.Signal)
+	}
+	return fmt.Sprintf("sandboxexec: command exited with code %d, likely denied by the sandbox", e.Output.ExitCode)
+}
+
+// TimeoutExitCode is the ExitCode of a call that hit its timeout, as GNU
+// timeout(1) reports it.
+const TimeoutExitCode = 124
+
+// drainGrace bounds how long a call waits, after the command has exited and
+// its process group has been killed, for the output pipes to reach EOF. Only
+// a process that left the group (setsid) and still holds a pipe makes the
+// wait that long; the bytes read until then are kept.
+const drainGrace = 500 * time.Millisecond
+
+// ExecToolCallOutput is what a call observed. Its JSON form uses snake_case
+// names and gives Duration in milliseconds as "duration_ms".
+type ExecToolCallOutput struct {
+	// ExitCode is the command's exit status; 128+N when it was killed by
+	// signal N (on Unix); TimeoutExitCode when the call timed out.
+	ExitCode int `json:"exit_code"`
+	// Stdout and Stderr are the kept bytes of each stream (see
+	// MaxStreamOutput), invalid UTF-8 replaced by U+FFFD.
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr"`
+	// Duration is wall time from spawn to the end of the call.
+	Duration time.Duration `json:"-"`
+	// TimedOut says the call's timeout killed the command.
+	TimedOut bool `json:"timed_out"`
+	// StdoutTruncated and StderrTruncated say bytes were left out of the
+	// middle of the stream; a marker line in the text says how many.
+	StdoutTruncated bool `json:"stdout_truncated"`
+	StderrTruncated bool `json:"stderr_truncated"`
+	// Signal names the signal that ended the command ("SIGSEGV"), if one did.
+	Signal string `json:"signal,omitempty"`
+	// StdoutBytes and StderrBytes count every byte the streams carried.
+	StdoutBytes int64 `json:"stdout_bytes"`
+	StderrBytes int64 `json:"stderr_bytes"`
+}
+
+type outputJSON ExecToolCallOutput
+
+// MarshalJSON adds "duration_ms" to the encoded fields.
+func (o ExecToolCallOutput) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		outputJSON
+		DurationMs int64 `json:"duration_ms"`
+	}{outputJSON(o), o.Duration.Milliseconds()})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
+	var v struct {
+		outputJSON
+		DurationMs int64 `json:"duration_ms"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*o = ExecToolCallOutput(v.outputJSON)
+	o.Duration = time.Duration(v.DurationMs) * time.Millisecond
+	return nil
+}
+
+// ProcessExecToolCall runs params.Command under sandboxType and returns what
+// it printed and how it ended.
+//
+//   - An empty command returns ErrEmptyCommand. A program that is not found
+//     or not executable, or a Workdir that is missing, returns an error that
+//     says which and wraps exec.ErrNotFound, fs.ErrNotExist or
+//     fs.ErrPermission. Nothing is run in these cases.
+//   - A sandbox this OS or kernel cannot apply returns an error wrapping
+//     ErrSandboxUnavailable; nothing is run.
+//   - The command's exit code, whatever it is, is not an error.
+//   - On timeout the command's process group is killed and the call returns
+//     TimedOut, ExitCode 124, the output read so far, and a nil error.
+//   - When ctx is done the group is killed, and the call returns the output
+//     so far and an error wrapping ctx.Err().
+//   - Under a sandbox, a failure that the sandbox likely caused returns the
+//     output and a *SandboxDeniedError holding it: a non-zero exit whose
+//     output mentions a denial ("operation not permitted", "permission
+//     denied", "read-only file system", ...), or death by SIGSYS. A timeout
+//     or an exit code alone never counts.
+//
+// writableRoots and policy apply to sandboxed runs only.
+func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType SandboxType,
+	writableRoots []string, policy SandboxPolicy, opts ...Option) (ExecToolCallOutput, error) {
+	if len(params.Command) == 0 {
+		return ExecToolCallOutput{}, ErrEmptyCommand
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	req, err := prepare(params, &cfg)
+	if err != nil {
+		return ExecToolCallOutput{}, err
+	}
+	r, err := selectRunner(sandboxType, writableRoots, policy)
+	if err != nil {
+		return ExecToolCallOutput{}, err
+	}
+	out, err := execute(ctx, r, req, params, &cfg)
+	if err == nil && sandboxType != SandboxNone && likelySandboxDenial(out) {
+		return out, &SandboxDeniedError{Output: out}
+	}
+	return out, err
+}
+
+func selectRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
+	switch t {
+	case SandboxNone:
+		return plainRunner{}, nil
+	case SandboxMacosSeatbelt, SandboxLinuxSeccomp:
+		return platformRunner(t, writableRoots, policy)
+	}
+	return nil, fmt.Errorf("sandboxexec: unknown sandbox type %d", int(t))
+}
+
+// runner starts a prepared command. The engine gives every runner the same
+// request and drives what it returns the same way; a sandbox differs only in
+// how its runner starts the child.
+type runner interface {
+	start(req *spawnRequest) (*child, error)
+}
+
+// spawnRequest is a command ready to start: the program resolved, the
+// environment chosen, the stdio files open.
+type spawnRequest struct {
+	path  string   // the program, as found by lookPath
+	argv  []string // argv[0] is the command's first word, as given
+	dir   string   // "" for the host's working directory
+	env   []string
+	stdio [3]*os.File
+}
+
+// child is a started command.
+type child struct {
+	process *os.Process
+	// killAll sends SIGKILL to every process of the call the runner can
+	// reach. It may be called at any time, more than once, also after the
+	// command has been reaped.
+	killAll func()
+	// release, if set, frees what start acquired, once the command is reaped.
+	release func()
+}
+
+// plainRunner starts the command unconfined, as the leader of a new session
+// (Unix) or job (Windows).
+type plainRunner struct{}
+
+func (plainRunner) start(req *spawnRequest) (*child, error) { return startPlain(req) }
+
+// prepare checks what can be checked before anything is spawned, so that the
+// common mistakes get an error that names them.
+func prepare(params ExecParams, cfg *config) (*spawnRequest, error) {
+	for i, arg := range params.Command {
+		if strings.IndexByte(arg, 0) >= 0 {
+			return nil, fmt.Errorf("sandboxexec: command argument %d contains a NUL byte", i)
+		}
+	}
+	req := &spawnRequest{argv: params.Command, env: cfg.environ()}
+	for _, kv := range req.env {
+		if strings.IndexByte(kv, 0) >= 0 {
+			return nil, fmt.Errorf("sandboxexec: environment entry %q contains a NUL byte", strings.SplitN(kv, "\x00", 2)[0])
+		}
+	}
+	if params.Workdir != "" {
+		if strings.IndexByte(params.Workdir, 0) >= 0 {
+			return nil, errors.New("sandboxexec: workdir contains a NUL byte")
+		}
+		fi, err := os.Stat(params.Workdir)
+		if err != nil {
+			return nil, fmt.Errorf("sandboxexec: workdir: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("sandboxexec: workdir %s: %w", params.Workdir, errNotDir)
+		}
+		req.dir = params.Workdir
+	}
+	path, err := lookPath(params.Command[0], req.dir, req.env)
+	if err != nil {
+		return nil, err
+	}
+	req.path = path
+	return req, nil
+}
+
+// execute is the engine every runner shares: spawn, drain, wait, kill, reap.
+func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams, cfg *config) (ExecToolCallOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return ExecToolCallOutput{}, fmt.Errorf("sandboxexec: not started: %w", err)
+	}
+	var closeAfterStart, closeAtEnd []*os.File
+	defer func() {
+		for _, f := range closeAfterStart {
+			f.Close()
+		}
+		for _, f := range closeAtEnd {
+			f.Close()
+		}
+	}()
+
+	stdin, stdinCopy, err := openStdin(cfg.stdin)
+	if err != nil {
+		return ExecToolCallOutput{}, err
+	}
+	if stdin != cfg.stdin {
+		closeAfterStart = append(closeAfterStart, stdin)
+	}
+	var readers [2]*os.File
+	for i := range readers {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return ExecToolCallOutput{}, fmt.Errorf("sandboxexec: pipe: %w", err)
+		}
+		enlargePipe(pr)
+		readers[i] = pr
+		closeAtEnd = append(closeAtEnd, pr)
+		closeAfterStart = append(closeAfterStart, pw)
+		req.stdio[i+1] = pw
+	}
+	req.stdio[0] = stdin
+
+	start := time.Now()
+	ch, err := r.start(req)
+	for _, f := range closeAfterStart {
+		f.Close()
+	}
+	closeAfterStart = nil
+	if err != nil {
+		if stdinCopy != nil {
+			stdinCopy.abort()
+		}
+		return ExecToolCallOutput{}, err
+	}
+	if ch.release != nil {
+		defer ch.release()
+	}
+
+	captures := [2]*capture{newCapture(MaxStreamOutput), newCapture(MaxStreamOutput)}
+	lives := [2]io.Writer{cfg.liveStdout, cfg.liveStderr}
+	var drained sync.WaitGroup
+	drained.Add(2)
+	for i := range readers {
+		go func(i int) {
+			defer drained.Done()
+			drain(readers[i], captures[i], lives[i])
+		}(i)
+	}
+	if stdinCopy != nil {
+		stdinCopy.begin()
+	}
+
+	// Timeout and cancellation kill the group from a timer's goroutine;
+	// the reason is recorded before the kill so that Wait's return reads it.
+	const (
+		reasonNone int32 = iota
+		reasonTimeout
+		reasonCancel
+	)
+	var reason atomic.Int32
+	killFor := func(why int32) func() {
+		return func() {
+			if reason.CompareAndSwap(reasonNone, why) {
+				ch.killAll()
+			}
+		}
+	}
+	var timer *time.Timer
+	if d, ok := params.timeout(); ok {
+		timer = time.AfterFunc(d, killFor(reasonTimeout))
+	}
+	stopCancel := context.AfterFunc(ctx, killFor(reasonCancel))
+
+	state, waitErr := ch.process.Wait()
+	if timer != nil {
+		timer.Stop()
+	}
+	stopCancel()
+
+	// Whatever is left of the group (background jobs, grandchildren holding
+	// the pipes) dies with the command.
+	ch.killAll()
+	if stdinCopy != nil {
+		stdinCopy.abort()
+	}
+	waitBounded(&drained, readers[:])
+
+	out := ExecToolCallOutput{
+		Stdout:          captures[0].String(),
+		Stderr:          captures[1].String(),
+		StdoutTruncated: captures[0].omitted() > 0,
+		StderrTruncated: captures[1].omitted() > 0,
+		StdoutBytes:     captures[0].total,
+		StderrBytes:     captures[1].total,
+	}
+	if waitErr == nil {
+		out.ExitCode, out.Signal = exitStatus(state)
+	}
+	out.Duration = time.Since(start)
+	switch reason.Load() {
+	case reasonTimeout:
+		out.TimedOut = true
+		out.ExitCode = TimeoutExitCode
+		return out, nil
+	case reasonCancel:
+		return out, fmt.Errorf("sandboxexec: command cancelled: %w", context.Cause(ctx))
+	}
+	if waitErr != nil {
+		return out, fmt.Errorf("sandboxexec: wait: %w", waitErr)
+	}
+	return out, nil
+}
+
+// waitBounded waits for the drains to reach EOF, and after drainGrace makes
+// their reads return so that a pipe held open by an escaped process cannot
+// hold the call.
+func waitBounded(drained *sync.WaitGroup, readers []*os.File) {
+	done := make(chan struct{})
+	go func() {
+		drained.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-time.After(drainGrace):
+	}
+	for _, r := range readers {
+		r.SetReadDeadline(time.Now())
+	}
+	<-done
+}
+
+// stdinCopier feeds a reader that is not a file to the child through a pipe.
+type stdinCopier struct {
+	src io.Reader
+	w   *os.File
+}
+
+// openStdin returns the file the child reads as stdin and, when src must be
+// copied into a pipe, the copier that will do it.
+func openStdin(src io.Reader) (*os.File, *stdinCopier, error) {
+	if src == nil {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sandboxexec: stdin: %w", err)
+		}
+		return f, nil, nil
+	}
+	if f, ok := src.(*os.File); ok {
+		return f, nil, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandboxexec: stdin pipe: %w", err)
+	}
+	return pr, &stdinCopier{src: src, w: pw}, nil
+}
+
+func (c *stdinCopier) begin() {
+	go func() {
+		io.Copy(c.w, c.src)
+		c.w.Close()
+	}()
+}
+
+// abort closes the pipe so that a copy blocked on the child ends; a copy
+// blocked in src.Read ends when src returns.
+func (c *stdinCopier) abort() { c.w.Close() }

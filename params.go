@@ -1,0 +1,184 @@
+package sandboxexec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxStreamOutput is how many bytes of each stream (stdout, stderr) a call
+// keeps. Past it, the beginning and the end are kept, half each.
+const MaxStreamOutput = 100 * 1024
+
+// DefaultTimeout applies when ExecParams has no timeout, or a timeout of 0.
+const DefaultTimeout = 10 * time.Second
+
+// ExecParams is one tool call as a model sends it:
+//
+//	{"command":["ls","-l"],"workdir":"/tmp","timeout":500}
+//
+// Unknown fields are ignored. A timeout that is not a non-negative whole
+// number of milliseconds is a decode error.
+type ExecParams struct {
+	// Command is the program and its arguments. It is run directly, not
+	// through a shell. A program name without a slash is looked up in the
+	// PATH of the child's environment.
+	Command []string `json:"command"`
+	// Workdir is the child's working directory; empty means the host's.
+	Workdir string `json:"workdir,omitempty"`
+	// TimeoutMs is the timeout in milliseconds (wire name "timeout").
+	// Nil or 0 means DefaultTimeout; values too large for a time.Duration
+	// mean no timeout of the call's own (the context still applies).
+	TimeoutMs *uint64 `json:"timeout,omitempty"`
+}
+
+// UnmarshalJSON decodes the wire format, with errors that name the field.
+func (p *ExecParams) UnmarshalJSON(data []byte) error {
+	var wire struct {
+		Command json.RawMessage `json:"command"`
+		Workdir json.RawMessage `json:"workdir"`
+		Timeout json.RawMessage `json:"timeout"`
+	}
+	if err := json.Unmarshal(data, &wire); err != nil {
+		return fmt.Errorf("sandboxexec: exec params: %w", err)
+	}
+	var out ExecParams
+	if isPresent(wire.Command) {
+		if err := json.Unmarshal(wire.Command, &out.Command); err != nil {
+			return fmt.Errorf("sandboxexec: exec params: \"command\" must be an array of strings: %w", err)
+		}
+	}
+	if isPresent(wire.Workdir) {
+		if err := json.Unmarshal(wire.Workdir, &out.Workdir); err != nil {
+			return fmt.Errorf("sandboxexec: exec params: \"workdir\" must be a string: %w", err)
+		}
+	}
+	if isPresent(wire.Timeout) {
+		d := json.NewDecoder(bytes.NewReader(wire.Timeout))
+		d.UseNumber()
+		var n json.Number
+		if err := d.Decode(&n); err != nil {
+			return fmt.Errorf("sandboxexec: exec params: \"timeout\" must be a whole number of milliseconds, got %s", wire.Timeout)
+		}
+		ms, err := strconv.ParseUint(n.String(), 10, 64)
+		if err != nil {
+			return fmt.Errorf("sandboxexec: exec params: \"timeout\" must be a non-negative whole number of milliseconds, got %s", n)
+		}
+		out.TimeoutMs = &ms
+	}
+	*p = out
+	return nil
+}
+
+func isPresent(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// timeout is the call's own time limit; ok is false when there is none.
+func (p ExecParams) timeout() (d time.Duration, ok bool) {
+	if p.TimeoutMs == nil || *p.TimeoutMs == 0 {
+		return DefaultTimeout, true
+	}
+	if *p.TimeoutMs > uint64(math.MaxInt64/int64(time.Millisecond)) {
+		return 0, false
+	}
+	return time.Duration(*p.TimeoutMs) * time.Millisecond, true
+}
+
+// SandboxType says how a command is confined.
+type SandboxType int
+
+const (
+	// SandboxNone runs the command as the host's user, unconfined.
+	SandboxNone SandboxType = iota
+	// SandboxMacosSeatbelt runs it under /usr/bin/sandbox-exec. macOS only.
+	SandboxMacosSeatbelt
+	// SandboxLinuxSeccomp runs it under Landlock and seccomp. Linux only.
+	SandboxLinuxSeccomp
+)
+
+func (t SandboxType) String() string {
+	switch t {
+	case SandboxNone:
+		return "none"
+	case SandboxMacosSeatbelt:
+		return "macos-seatbelt"
+	case SandboxLinuxSeccomp:
+		return "linux-seccomp"
+	}
+	return fmt.Sprintf("SandboxType(%d)", int(t))
+}
+
+// SandboxPolicy says what a sandboxed command may do beyond reading files and
+// running programs. The zero value is the most restrictive policy: no
+// network, and writes only below the writable roots.
+type SandboxPolicy struct {
+	// NetworkAccess allows sockets of every family.
+	NetworkAccess bool
+	// FullDiskWriteAccess allows writing anywhere the host user can.
+	FullDiskWriteAccess bool
+}
+
+// Option configures one call to ProcessExecToolCall.
+type Option func(*config)
+
+type config struct {
+	stdin      io.Reader
+	liveStdout io.Writer
+	liveStderr io.Writer
+	env        []string
+	envSet     bool
+}
+
+// WithStdin gives the command r as its standard input. Without it, stdin is
+// the null device, never the host's stdin. An *os.File is handed to the child
+// as it is; any other reader is copied through a pipe by a goroutine that
+// ends when r returns an error or EOF, or when the call's grace period after
+// the command's exit runs out.
+func WithStdin(r io.Reader) Option {
+	return func(c *config) { c.stdin = r }
+}
+
+// WithLiveOutput makes every byte the command writes to stdout and stderr go
+// to the given writers as it arrives, uncapped, in addition to the capture.
+// A nil writer is skipped. A writer that blocks holds up the stream it is
+// fed from, and so the call.
+func WithLiveOutput(stdout, stderr io.Writer) Option {
+	return func(c *config) { c.liveStdout, c.liveStderr = stdout, stderr }
+}
+
+// WithEnv sets the command's environment to exactly env ("KEY=value"
+// entries). Without it the command gets the host's environment minus every
+// variable whose name contains KEY, SECRET, TOKEN or PASSWORD, in any case.
+// Sandboxed runners add a few variables of their own (see the README).
+func WithEnv(env []string) Option {
+	return func(c *config) { c.env, c.envSet = append([]string(nil), env...), true }
+}
+
+func (c *config) environ() []string {
+	if c.envSet {
+		return append([]string(nil), c.env...)
+	}
+	return filterSecrets(os.Environ())
+}
+
+// filterSecrets drops variables whose names look like they hold credentials.
+func filterSecrets(env []string) []string {
+	kept := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(name)
+		if strings.Contains(upper, "KEY") || strings.Contains(upper, "SECRET") ||
+			strings.Contains(upper, "TOKEN") || strings.Contains(upper, "PASSWORD") {
+			continue
+		}
+		kept = append(kept, kv)
+	}
+	return kept
+}
