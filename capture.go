@@ -1,6 +1,7 @@
 package sandboxexec
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,20 +86,47 @@ func drain(r *os.File, c *capture, live io.Writer) {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	buf := *bp
+	feed := func(b []byte) {
+		if live != nil {
+			if _, werr := live.Write(b); werr != nil {
+				live = nil
+			}
+		}
+		c.Write(b)
+	}
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			if live != nil {
-				if _, werr := live.Write(buf[:n]); werr != nil {
-					live = nil
-				}
-			}
-			c.Write(buf[:n])
+			feed(buf[:n])
 		}
 		if err != nil {
-			// EOF, the drain deadline, or a closed pipe: the stream ends
-			// here and what was read is kept.
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// The drain grace is over, but this goroutine may not have
+				// run for a while, and a past deadline fails a read before
+				// it looks: take what the pipe holds now, without waiting.
+				sweep(r, buf, feed)
+			}
+			// EOF, the deadline, or a closed pipe: the stream ends here and
+			// what was read is kept.
 			return
 		}
 	}
+}
+
+// sweep reads what r holds right now with non-blocking reads, past any
+// deadline, and hands it to feed.
+func sweep(r *os.File, buf []byte, feed func([]byte)) {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) {
+		for {
+			n, err := rawRead(fd, buf)
+			if n <= 0 || err != nil {
+				return
+			}
+			feed(buf[:n])
+		}
+	})
 }

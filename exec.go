@@ -199,9 +199,15 @@ func prepare(params ExecParams, cfg *config) (*spawnRequest, error) {
 		}
 	}
 	req := &spawnRequest{argv: params.Command, env: cfg.environ()}
+	if params.Command[0] == "" {
+		return nil, fmt.Errorf("%w: the program name, command[0], is empty", ErrEmptyCommand)
+	}
 	for _, kv := range req.env {
 		if strings.IndexByte(kv, 0) >= 0 {
-			return nil, fmt.Errorf("sandboxexec: environment entry %q contains a NUL byte", strings.SplitN(kv, "\x00", 2)[0])
+			// Name the variable, never its value: it may hold a secret.
+			name, _, _ := strings.Cut(kv, "=")
+			name, _, _ = strings.Cut(name, "\x00")
+			return nil, fmt.Errorf("sandboxexec: environment variable %q contains a NUL byte", name)
 		}
 	}
 	if params.Workdir != "" {
@@ -344,7 +350,11 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		out.ExitCode = TimeoutExitCode
 		return out, nil
 	case reasonCancel:
-		return out, fmt.Errorf("sandboxexec: command cancelled: %w", context.Cause(ctx))
+		// Wrap ctx.Err() as documented, and the cause when one was given.
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			return out, fmt.Errorf("sandboxexec: command cancelled: %w: %w", ctx.Err(), cause)
+		}
+		return out, fmt.Errorf("sandboxexec: command cancelled: %w", ctx.Err())
 	}
 	if waitErr != nil {
 		return out, fmt.Errorf("sandboxexec: wait: %w", waitErr)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // MaxStreamOutput is how many bytes of each stream (stdout, stderr) a call
@@ -62,18 +64,31 @@ func (p *ExecParams) UnmarshalJSON(data []byte) error {
 	if isPresent(wire.Timeout) {
 		d := json.NewDecoder(bytes.NewReader(wire.Timeout))
 		d.UseNumber()
-		var n json.Number
-		if err := d.Decode(&n); err != nil {
-			return fmt.Errorf("sandboxexec: exec params: \"timeout\" must be a whole number of milliseconds, got %s", wire.Timeout)
+		// Decoding into any, not json.Number: a json.Number would also
+		// take a string such as "500".
+		var v any
+		err := d.Decode(&v)
+		n, isNumber := v.(json.Number)
+		if err != nil || !isNumber {
+			return fmt.Errorf("sandboxexec: exec params: \"timeout\" must be a whole number of milliseconds, got %s", excerpt(wire.Timeout))
 		}
 		ms, err := strconv.ParseUint(n.String(), 10, 64)
 		if err != nil {
-			return fmt.Errorf("sandboxexec: exec params: \"timeout\" must be a non-negative whole number of milliseconds, got %s", n)
+			return fmt.Errorf("sandboxexec: exec params: \"timeout\" must be a non-negative whole number of milliseconds, got %s", excerpt([]byte(n)))
 		}
 		out.TimeoutMs = &ms
 	}
 	*p = out
 	return nil
+}
+
+// excerpt is the start of raw, short enough to quote in an error.
+func excerpt(raw []byte) string {
+	const keep = 40
+	if len(raw) <= keep {
+		return strings.ToValidUTF8(string(raw), "\uFFFD")
+	}
+	return strings.ToValidUTF8(string(raw[:keep]), "\uFFFD") + "..."
 }
 
 func isPresent(raw json.RawMessage) bool {
@@ -123,7 +138,37 @@ type SandboxPolicy struct {
 	NetworkAccess bool
 	// FullDiskWriteAccess allows writing anywhere the host user can.
 	FullDiskWriteAccess bool
+	// BestEffort runs the command with whatever part of the sandbox this
+	// kernel offers (Landlock below MinLandlockABI, or only one of Landlock
+	// and seccomp) instead of failing with ErrSandboxUnavailable. A kernel
+	// that offers neither still fails. ProbeSandbox tells what is enforced.
+	BestEffort bool
+
+	// Resource limits on the command and everything it starts, enforced by
+	// SandboxLinuxSeccomp (the other runners ignore them). Zero means the
+	// library's default: DefaultMaxProcesses for MaxProcesses, and no limit
+	// of the library's own for the others (the host's limits apply).
+	// Negative values are an error.
+	//
+	// MaxProcesses caps the processes and threads alive at once: with a
+	// pids cgroup where the host may create one (root, or a delegated
+	// cgroup), else with RLIMIT_NPROC, which counts every process of the
+	// user and does not bind root.
+	MaxProcesses int
+	// MaxFileSize caps the size of any file the command writes, in bytes
+	// (RLIMIT_FSIZE; a write past it fails with EFBIG).
+	MaxFileSize int64
+	// MaxCPUTime caps each process's CPU time (RLIMIT_CPU, rounded up to
+	// whole seconds; the process is then killed by SIGXCPU or SIGKILL).
+	MaxCPUTime time.Duration
+	// MaxAddressSpace caps each process's virtual memory in bytes
+	// (RLIMIT_AS; an allocation past it fails).
+	MaxAddressSpace int64
 }
+
+// DefaultMaxProcesses is the process limit of a sandboxed call whose policy
+// leaves MaxProcesses at zero: room for parallel builds, not for a fork bomb.
+const DefaultMaxProcesses = 1024
 
 // Option configures one call to ProcessExecToolCall.
 type Option func(*config)
@@ -163,7 +208,8 @@ func WithEnv(env []string) Option {
 
 func (c *config) environ() []string {
 	if c.envSet {
-		return append([]string(nil), c.env...)
+		// Never nil: os.StartProcess gives a nil Env the host's environment.
+		return append([]string{}, c.env...)
 	}
 	return filterSecrets(os.Environ())
 }
@@ -173,12 +219,48 @@ func filterSecrets(env []string) []string {
 	kept := env[:0:0]
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		upper := strings.ToUpper(name)
-		if strings.Contains(upper, "KEY") || strings.Contains(upper, "SECRET") ||
-			strings.Contains(upper, "TOKEN") || strings.Contains(upper, "PASSWORD") {
+		if containsSecretWord(name) {
 			continue
 		}
 		kept = append(kept, kv)
 	}
 	return kept
+}
+
+// containsSecretWord says whether name contains KEY, SECRET, TOKEN or
+// PASSWORD under Unicode case folding, so that the Kelvin sign (U+212A)
+// counts as K and the long s (U+017F) as S; strings.ToUpper misses the first.
+func containsSecretWord(name string) bool {
+	for i := range name {
+		for _, w := range [...]string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
+			if hasFoldPrefix(name[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasFoldPrefix says whether s starts with the ASCII word w, case folded.
+func hasFoldPrefix(s, w string) bool {
+	for i := 0; i < len(w); i++ {
+		r, size := utf8.DecodeRuneInString(s)
+		if size == 0 || !foldsTo(r, rune(w[i])) {
+			return false
+		}
+		s = s[size:]
+	}
+	return true
+}
+
+// foldsTo says whether r and the rune want are equal under simple folding.
+func foldsTo(r, want rune) bool {
+	for f := r; ; {
+		if f == want {
+			return true
+		}
+		if f = unicode.SimpleFold(f); f == r {
+			return false
+		}
+	}
 }

@@ -1,10 +1,309 @@
+//go:build linux && cgo
+
 package sandboxexec
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/sandboxexec/internal/cgroup"
+	"github.com/agentbox/sandboxexec/internal/landlock"
+	"github.com/agentbox/sandboxexec/internal/linuxspawn"
+	"github.com/agentbox/sandboxexec/internal/seccomp"
+)
 
 // PlatformSandbox reports SandboxLinuxSeccomp.
 func PlatformSandbox() SandboxType { return SandboxLinuxSeccomp }
 
 func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
-	return nil, fmt.Errorf("%w: %v is not implemented yet", ErrSandboxUnavailable, t)
+	if t != SandboxLinuxSeccomp {
+		return nil, fmt.Errorf("%w: %v is not available on Linux", ErrSandboxUnavailable, t)
+	}
+	if policy.MaxProcesses < 0 || policy.MaxFileSize < 0 || policy.MaxCPUTime < 0 || policy.MaxAddressSpace < 0 {
+		return nil, errors.New("sandboxexec: policy: resource limits must not be negative")
+	}
+	roots, err := canonicalRoots(writableRoots)
+	if err != nil {
+		return nil, err
+	}
+	r := &linuxRunner{roots: roots, policy: policy}
+	if err := r.checkKernel(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// linuxRunner starts the command through linuxspawn, which applies
+// no_new_privs, the Landlock ruleset and the seccomp filter in the child
+// between clone and execve: no code of this library runs beside the command,
+// and the host is never restricted.
+type linuxRunner struct {
+	roots  []string
+	policy SandboxPolicy
+	abi    int    // Landlock ABI to use; 0 for none (best effort only)
+	bpf    []byte // nil for none (best effort only)
+}
+
+// kernelLandlockABI is probed once; forcedLandlockABI, when not -1, replaces
+// it so that tests can play an older kernel.
+var (
+	kernelLandlockABI = sync.OnceValues(landlock.ABI)
+	forcedLandlockABI = -1
+)
+
+func landlockABI() (int, error) {
+	if forcedLandlockABI >= 0 {
+		if forcedLandlockABI == 0 {
+			return 0, errors.New("Landlock disabled for a test")
+		}
+		return forcedLandlockABI, nil
+	}
+	return kernelLandlockABI()
+}
+
+// checkKernel fails closed: without Landlock at MinLandlockABI and a seccomp
+// filter, nothing runs unless the policy asked for best effort.
+func (r *linuxRunner) checkKernel() error {
+	abi, abiErr := landlockABI()
+	if abiErr == nil && abi < MinLandlockABI && !r.policy.BestEffort {
+		abiErr = fmt.Errorf("Landlock ABI %d is below the %d this sandbox needs (kernel %s)", abi, MinLandlockABI, kernelRelease())
+	}
+	if abiErr == nil || r.policy.BestEffort {
+		r.abi = abi
+	}
+	bpf, seccompErr := seccomp.Program(!r.policy.NetworkAccess)
+	if seccompErr == nil {
+		r.bpf = bpf
+	}
+	switch {
+	case abiErr != nil && !r.policy.BestEffort:
+		return fmt.Errorf("%w: %v", ErrSandboxUnavailable, abiErr)
+	case seccompErr != nil && !r.policy.BestEffort:
+		return fmt.Errorf("%w: %v", ErrSandboxUnavailable, seccompErr)
+	case r.abi == 0 && r.bpf == nil:
+		return fmt.Errorf("%w: neither Landlock (%v) nor seccomp (%v) is available", ErrSandboxUnavailable, abiErr, seccompErr)
+	}
+	return nil
+}
+
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// keptCapabilities are what a root command keeps: the file-access ones, so
+// that root still reads everywhere and writes in writable roots it does not
+// own (Landlock confines the writes). Everything else (the clock, the
+// hostname, mounts, raw network, modules, other users' processes) is dropped,
+// from the bounding set too.
+const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE |
+	1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
+
+// pidNamespaceRefused is set once the kernel refuses CLONE_NEWPID (no
+// CAP_SYS_ADMIN); calls then fall back to killing the process group.
+var pidNamespaceRefused atomic.Bool
+
+func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
+	ruleset := -1
+	if r.abi > 0 {
+		fd, err := landlock.Build(r.abi, landlock.Rules{
+			WritableRoots: r.roots,
+			FullDiskWrite: r.policy.FullDiskWriteAccess,
+			DenyNetwork:   !r.policy.NetworkAccess,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
+		}
+		ruleset = fd
+		defer syscall.Close(fd)
+	}
+	attr := &linuxspawn.Attr{
+		Path:              req.path,
+		Argv:              req.argv,
+		Env:               r.environ(req.env),
+		Dir:               req.dir,
+		NewPIDNamespace:   !pidNamespaceRefused.Load(),
+		Pdeathsig:         syscall.SIGKILL,
+		CgroupProcsFD:     -1,
+		Rlimits:           r.rlimits(),
+		NoNewPrivs:        true,
+		LandlockRulesetFD: ruleset,
+		DropCapabilities:  true,
+		KeepCapabilities:  keptCapabilities,
+		SeccompFilter:     r.bpf,
+	}
+	for i, f := range req.stdio {
+		attr.Stdio[i] = int(f.Fd())
+	}
+	group, err := r.newCgroup()
+	if err != nil {
+		return nil, err
+	}
+	if group != nil {
+		attr.CgroupProcsFD = group.ProcsFD()
+	} else {
+		attr.Rlimits = append(attr.Rlimits, linuxspawn.Rlimit{Resource: unix.RLIMIT_NPROC, Cur: r.maxProcesses(), Max: r.maxProcesses()})
+	}
+
+	pid, err := linuxspawn.Start(attr)
+	var stage *linuxspawn.StageError
+	if attr.NewPIDNamespace && errors.As(err, &stage) && stage.Stage == "clone" &&
+		(stage.Err == syscall.EPERM || stage.Err == syscall.EINVAL) {
+		pidNamespaceRefused.Store(true)
+		attr.NewPIDNamespace = false
+		pid, err = linuxspawn.Start(attr)
+	}
+	if group != nil {
+		group.CloseProcs()
+	}
+	if err != nil {
+		if group != nil {
+			group.Remove()
+		}
+		return nil, spawnError(req, err)
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		killGroup(pid)
+		return nil, fmt.Errorf("sandboxexec: %w", err)
+	}
+	c := &child{process: p, killAll: func() { killGroup(pid) }}
+	if group != nil {
+		// The cgroup reaches what left the process group; without a PID
+		// namespace it is what kills a setsid'd descendant.
+		c.killAll = func() {
+			killGroup(pid)
+			group.Kill()
+		}
+		c.release = group.Remove
+	}
+	return c, nil
+}
+
+func (r *linuxRunner) maxProcesses() uint64 {
+	if r.policy.MaxProcesses > 0 {
+		return uint64(r.policy.MaxProcesses)
+	}
+	return DefaultMaxProcesses
+}
+
+// rlimits are the policy's limits other than the process count.
+func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
+	var rl []linuxspawn.Rlimit
+	add := func(resource int, v uint64) {
+		rl = append(rl, linuxspawn.Rlimit{Resource: resource, Cur: v, Max: v})
+	}
+	if r.policy.MaxFileSize > 0 {
+		add(unix.RLIMIT_FSIZE, uint64(r.policy.MaxFileSize))
+	}
+	if r.policy.MaxCPUTime > 0 {
+		add(unix.RLIMIT_CPU, uint64((r.policy.MaxCPUTime+time.Second-1)/time.Second))
+	}
+	if r.policy.MaxAddressSpace > 0 {
+		add(unix.RLIMIT_AS, uint64(r.policy.MaxAddressSpace))
+	}
+	return rl
+}
+
+// cgroups is the pids cgroup manager, opened once; nil where this process
+// cannot create pids cgroups.
+var cgroups = sync.OnceValue(func() *cgroup.Manager {
+	m, err := cgroup.Open()
+	if err != nil {
+		return nil
+	}
+	return m
+})
+
+// newCgroup gives the call its own pids cgroup, or nil where there is none
+// to be had (the process limit then falls back to RLIMIT_NPROC).
+func (r *linuxRunner) newCgroup() (*cgroup.Group, error) {
+	m := cgroups()
+	if m == nil {
+		return nil, nil
+	}
+	g, err := m.New(int(r.maxProcesses()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: pids cgroup: %v", ErrSandboxUnavailable, err)
+	}
+	return g, nil
+}
+
+// environ adds the sandbox's variables. TMPDIR moves into the first writable
+// root when the current one is not writable under the policy, since many
+// tools fail without a writable temporary directory.
+func (r *linuxRunner) environ(env []string) []string {
+	env = setEnv(env, EnvSandbox, "linux")
+	if !r.policy.NetworkAccess {
+		env = setEnv(env, EnvNetworkDisabled, "1")
+	}
+	if r.policy.FullDiskWriteAccess || len(r.roots) == 0 {
+		return env
+	}
+	tmp := "/tmp"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
+			tmp = v
+		}
+	}
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		for _, root := range r.roots {
+			if real == root || strings.HasPrefix(real, root+"/") {
+				return env
+			}
+		}
+	}
+	return setEnv(env, "TMPDIR", r.roots[0])
+}
+
+// spawnError turns a failure in the child into the error the plain runner
+// would give for the same mistake, or, for a restriction the kernel refused,
+// into ErrSandboxUnavailable: the command did not run.
+func spawnError(req *spawnRequest, err error) error {
+	var stage *linuxspawn.StageError
+	if !errors.As(err, &stage) {
+		return fmt.Errorf("sandboxexec: start %s: %w", req.path, err)
+	}
+	switch stage.Stage {
+	case "execve":
+		return fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "exec", Path: req.path, Err: stage.Err})
+	case "chdir":
+		return fmt.Errorf("sandboxexec: workdir: %w", &os.PathError{Op: "chdir", Path: req.dir, Err: stage.Err})
+	case "no_new_privs", "landlock_restrict_self", "seccomp":
+		return fmt.Errorf("%w: %s failed in the child: %v", ErrSandboxUnavailable, stage.Stage, stage.Err)
+	}
+	return fmt.Errorf("sandboxexec: start %s: %w", req.path, err)
+}
+
+func probeSandbox() SandboxSupport {
+	s := SandboxSupport{Sandbox: SandboxLinuxSeccomp}
+	var missing []string
+	abi, err := landlockABI()
+	s.LandlockABI = abi
+	if err != nil {
+		missing = append(missing, err.Error())
+	} else if abi < MinLandlockABI {
+		missing = append(missing, fmt.Sprintf("Landlock ABI %d is below %d", abi, MinLandlockABI))
+	}
+	if err := seccomp.Available(); err != nil {
+		missing = append(missing, err.Error())
+	} else {
+		s.Seccomp = true
+	}
+	s.PIDNamespace = os.Geteuid() == 0 && !pidNamespaceRefused.Load()
+	s.Available = len(missing) == 0
+	s.Detail = strings.Join(missing, "; ")
+	return s
 }

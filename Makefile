@@ -1,0 +1,43 @@
+# sandboxexec: `make test` checks everything CI checks; `make demo` shows the
+# sandbox allowing and denying.
+
+GO ?= go
+
+.PHONY: all deps test demo bench
+
+all: test
+
+# The Linux sandbox links libseccomp through cgo.
+deps:
+	@pkg-config --exists libseccomp 2>/dev/null || test -f /usr/include/seccomp.h || \
+		{ echo "missing libseccomp headers: apt-get install -y libseccomp-dev" >&2; exit 1; }
+
+test: deps
+	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then \
+		echo "gofmt needed on:" >&2; echo "$$unformatted" >&2; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -race ./...
+	GOOS=darwin CGO_ENABLED=0 $(GO) vet ./...
+	GOOS=windows CGO_ENABLED=0 $(GO) vet ./...
+	GOOS=darwin CGO_ENABLED=0 $(GO) test -c -o /dev/null .
+	GOOS=windows CGO_ENABLED=0 $(GO) test -c -o /dev/null .
+
+# Runs examples/sandboxrun under this OS's sandbox: one allowed write, one
+# denied write, one denied connection. Each step prints what happened; a
+# denied step (or a sandbox this machine lacks) does not fail the target.
+demo: deps
+	@set -u; d="$$(mktemp -d)"; trap 'rm -rf "$$d"' EXIT; \
+	mkdir "$$d/root" "$$d/outside"; \
+	$(GO) build -o "$$d/sandboxrun" ./examples/sandboxrun || exit 1; \
+	step() { echo; echo "== $$1"; shift; echo "\$$ sandboxrun $$*"; \
+		"$$d/sandboxrun" "$$@" 2>&1; echo "-> exit $$?"; }; \
+	step "allowed: write inside the writable root" \
+		-sandbox auto -w "$$d/root" -- sh -c "echo hello > '$$d/root/file' && cat '$$d/root/file'"; \
+	step "denied: write outside the writable roots" \
+		-sandbox auto -w "$$d/root" -- sh -c "echo hello > '$$d/outside/file'"; \
+	step "denied: network connection without -net" \
+		-sandbox auto -timeout 5s -w "$$d/root" -- bash -c "exec 3<>/dev/tcp/127.0.0.1/9 && echo connected"; \
+	echo; echo "demo done"
+
+bench:
+	$(GO) test -run '^$$' -bench . ./...

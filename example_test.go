@@ -1,0 +1,81 @@
+//go:build unix
+
+package sandboxexec_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentbox/sandboxexec"
+)
+
+// A basic run: the output and how the command ended.
+func ExampleProcessExecToolCall() {
+	params := sandboxexec.ExecParams{Command: []string{"sh", "-c", "echo hello; echo oops >&2; exit 3"}}
+	out, err := sandboxexec.ProcessExecToolCall(context.Background(), params,
+		sandboxexec.SandboxNone, nil, sandboxexec.SandboxPolicy{})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Printf("exit code: %d\n", out.ExitCode)
+	fmt.Printf("stdout: %q\n", out.Stdout)
+	fmt.Printf("stderr: %q\n", out.Stderr)
+	// Output:
+	// exit code: 3
+	// stdout: "hello\n"
+	// stderr: "oops\n"
+}
+
+// A command that outlives its timeout is killed with its whole process
+// group; the call returns what it printed so far, without an error.
+func ExampleProcessExecToolCall_timeout() {
+	timeoutMs := uint64(200)
+	params := sandboxexec.ExecParams{
+		Command:   []string{"sh", "-c", "echo started; sleep 30"},
+		TimeoutMs: &timeoutMs,
+	}
+	out, err := sandboxexec.ProcessExecToolCall(context.Background(), params,
+		sandboxexec.SandboxNone, nil, sandboxexec.SandboxPolicy{})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println("timed out:", out.TimedOut)
+	fmt.Println("exit code:", out.ExitCode)
+	fmt.Printf("stdout: %q\n", out.Stdout)
+	// Output:
+	// timed out: true
+	// exit code: 124
+	// stdout: "started\n"
+}
+
+// A tool call as a model sends it, decoded and run; the result encodes back
+// to JSON for the model.
+func ExampleExecParams() {
+	call := []byte(`{"command":["echo","hello","agent"],"workdir":"/","timeout":5000,"justification":"ignored"}`)
+	var params sandboxexec.ExecParams
+	if err := json.Unmarshal(call, &params); err != nil {
+		fmt.Println("bad tool call:", err)
+		return
+	}
+	fmt.Println(params.Command, params.Workdir, *params.TimeoutMs)
+
+	out, err := sandboxexec.ProcessExecToolCall(context.Background(), params,
+		sandboxexec.SandboxNone, nil, sandboxexec.SandboxPolicy{})
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	out.Duration = 0 // wall time varies from run to run
+	result, _ := json.Marshal(out)
+	fmt.Println(string(result))
+
+	err = json.Unmarshal([]byte(`{"command":"ls -l"}`), &params)
+	fmt.Println(err)
+	// Output:
+	// [echo hello agent] / 5000
+	// {"exit_code":0,"stdout":"hello agent\n","stderr":"","timed_out":false,"stdout_truncated":false,"stderr_truncated":false,"stdout_bytes":12,"stderr_bytes":0,"duration_ms":0}
+	// sandboxexec: exec params: "command" must be an array of strings: json: cannot unmarshal string into Go value of type []string
+}

@@ -1,0 +1,189 @@
+// Command sandboxrun runs one command through sandboxexec, the way an agent's
+// tool call would be run, and reports how it ended.
+//
+//	sandboxrun [-sandbox auto|none|seatbelt|linux] [-w DIR]... [-net] [-timeout 10s]
+//	           [-C DIR] [-json] [-params FILE|-] -- CMD ARGS...
+//
+// The command's stdout and stderr are copied to sandboxrun's own as they
+// arrive (with -json, the ExecToolCallOutput JSON is printed on stdout
+// instead), and sandboxrun exits with the command's exit code: 124 when it
+// timed out, 128+N when a signal N killed it. When the sandbox likely denied
+// the command something, sandboxrun says so on stderr and still exits with
+// the command's code. Any other failure (bad usage, program not found,
+// sandbox unavailable) is reported on stderr with exit code 125.
+//
+// With -params, the command comes from an ExecParams JSON tool call, read
+// from FILE or, with "-", from stdin:
+//
+//	echo '{"command":["ls","-l"],"workdir":"/tmp","timeout":500}' | sandboxrun -params -
+//
+// -C and -timeout, when given, override the tool call's workdir and timeout.
+// Unless stdin carries the tool call, the command reads sandboxrun's stdin.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentbox/sandboxexec"
+)
+
+// exitFailure is the exit code when sandboxrun itself fails, as for env(1)
+// and timeout(1).
+const exitFailure = 125
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var stdin io.Reader
+	if _, err := os.Stdin.Stat(); err == nil {
+		stdin = os.Stdin // only a stdin that is open
+	}
+	code := run(ctx, os.Args[1:], stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// stringList is a flag that may be given more than once.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+
+// run is sandboxrun without the process around it: it parses args, runs the
+// command and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sandboxrun", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sandboxName := fs.String("sandbox", "auto", "sandbox: auto (this OS's own), none, seatbelt or linux")
+	var roots stringList
+	fs.Var(&roots, "w", "a writable root `DIR` (repeatable)")
+	network := fs.Bool("net", false, "allow network access")
+	timeout := fs.Duration("timeout", sandboxexec.DefaultTimeout, "kill the command after this long (0: the default)")
+	workdir := fs.String("C", "", "run the command in `DIR`")
+	jsonOut := fs.Bool("json", false, "print the result as ExecToolCallOutput JSON")
+	paramsFile := fs.String("params", "", "read an ExecParams JSON tool call from `FILE` (- for stdin) instead of CMD")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: sandboxrun [-sandbox auto|none|seatbelt|linux] [-w DIR]... [-net] [-timeout 10s] [-C DIR] [-json] [-params FILE|-] -- CMD ARGS...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitFailure // flag has printed the error and the usage
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "sandboxrun: "+format+"\n", a...)
+		return exitFailure
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	sandboxType, err := parseSandbox(*sandboxName)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if *timeout < 0 {
+		return fail("-timeout must not be negative")
+	}
+
+	var params sandboxexec.ExecParams
+	if *paramsFile != "" {
+		if fs.NArg() > 0 {
+			return fail("give either -params or a command, not both")
+		}
+		var data []byte
+		if *paramsFile == "-" {
+			if stdin == nil {
+				return fail("-params -: no stdin")
+			}
+			data, err = io.ReadAll(stdin)
+			stdin = nil // consumed: the command gets the null device
+		} else {
+			data, err = os.ReadFile(*paramsFile)
+		}
+		if err != nil {
+			return fail("reading the tool call: %v", err)
+		}
+		if err := json.Unmarshal(data, &params); err != nil {
+			return fail("%v", err)
+		}
+	} else {
+		if fs.NArg() == 0 {
+			fs.Usage()
+			return exitFailure
+		}
+		params.Command = fs.Args()
+	}
+	if *paramsFile == "" || set["C"] {
+		params.Workdir = *workdir
+	}
+	if *paramsFile == "" || set["timeout"] {
+		ms := uint64(*timeout / time.Millisecond)
+		if ms == 0 && *timeout > 0 {
+			ms = 1
+		}
+		params.TimeoutMs = &ms
+	}
+
+	writable := make([]string, 0, len(roots))
+	for _, r := range roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return fail("-w %s: %v", r, err)
+		}
+		writable = append(writable, abs)
+	}
+	policy := sandboxexec.SandboxPolicy{NetworkAccess: *network}
+
+	var opts []sandboxexec.Option
+	if stdin != nil {
+		opts = append(opts, sandboxexec.WithStdin(stdin))
+	}
+	if !*jsonOut {
+		opts = append(opts, sandboxexec.WithLiveOutput(stdout, stderr))
+	}
+	out, err := sandboxexec.ProcessExecToolCall(ctx, params, sandboxType, writable, policy, opts...)
+	var denied *sandboxexec.SandboxDeniedError
+	if err != nil && !errors.As(err, &denied) {
+		return fail("%v", err)
+	}
+	if *jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			return fail("writing the result: %v", err)
+		}
+	}
+	switch {
+	case denied != nil:
+		fmt.Fprintf(stderr, "sandboxrun: the %v sandbox likely denied the command something (%v)\n", sandboxType, err)
+	case out.TimedOut:
+		fmt.Fprintf(stderr, "sandboxrun: timed out, the command was killed\n")
+	}
+	return out.ExitCode
+}
+
+func parseSandbox(name string) (sandboxexec.SandboxType, error) {
+	switch name {
+	case "auto":
+		return sandboxexec.PlatformSandbox(), nil
+	case "none":
+		return sandboxexec.SandboxNone, nil
+	case "seatbelt":
+		return sandboxexec.SandboxMacosSeatbelt, nil
+	case "linux":
+		return sandboxexec.SandboxLinuxSeccomp, nil
+	}
+	return 0, fmt.Errorf("-sandbox %q: want auto, none, seatbelt or linux", name)
+}

@@ -1,0 +1,172 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentbox/sandboxexec"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+	elapsed        time.Duration
+}
+
+func runCLI(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	code := run(ctx, args, strings.NewReader(stdin), &stdout, &stderr)
+	return result{code, stdout.String(), stderr.String(), time.Since(start)}
+}
+
+func TestRunCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		stdin      string
+		args       []string
+		code       int
+		stdout     string
+		stderrHas  string
+		stderrNone bool
+	}{
+		{name: "echo", args: []string{"--", "echo", "hello"}, stdout: "hello\n", stderrNone: true},
+		{name: "no --", args: []string{"echo", "-n", "hi"}, stdout: "hi", stderrNone: true},
+		{name: "exit code", args: []string{"--", "sh", "-c", "echo out; echo oops >&2; exit 3"},
+			code: 3, stdout: "out\n", stderrHas: "oops\n"},
+		{name: "killed by a signal", args: []string{"--", "sh", "-c", "kill -TERM $$"}, code: 143},
+		{name: "stdin passed through", stdin: "abc", args: []string{"--", "cat"}, stdout: "abc"},
+		{name: "timeout", args: []string{"-timeout", "200ms", "--", "sh", "-c", "echo started; sleep 30"},
+			code: 124, stdout: "started\n", stderrHas: "timed out"},
+		{name: "program not found", args: []string{"--", "sandboxrun-no-such-program"},
+			code: exitFailure, stderrHas: "executable file not found"},
+		{name: "no command", args: []string{"-sandbox", "none"}, code: exitFailure, stderrHas: "usage:"},
+		{name: "bad sandbox", args: []string{"-sandbox", "jail", "--", "true"}, code: exitFailure, stderrHas: `-sandbox "jail"`},
+		{name: "bad flag", args: []string{"-nope", "--", "true"}, code: exitFailure, stderrHas: "flag provided but not defined"},
+		{name: "negative timeout", args: []string{"-timeout", "-1s", "--", "true"}, code: exitFailure, stderrHas: "negative"},
+		{name: "params and command", args: []string{"-params", "-", "--", "true"}, code: exitFailure, stderrHas: "not both"},
+		{name: "bad params", stdin: `{"command":["true"],"timeout":"soon"}`, args: []string{"-params", "-"},
+			code: exitFailure, stderrHas: `"timeout"`},
+		{name: "missing params file", args: []string{"-params", "/nonexistent/params.json"},
+			code: exitFailure, stderrHas: "/nonexistent/params.json"},
+		{name: "help", args: []string{"-h"}, code: 0, stderrHas: "usage:"},
+	}
+	for _, tc := range tests {
+		tc := tc
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, tc.stdin, append([]string{"-sandbox", "none"}, tc.args...)...)
+			assert.Equal(t, tc.code, r.code, "stderr: %s", r.stderr)
+			if tc.stdout != "" || tc.code != exitFailure {
+				assert.Equal(t, tc.stdout, r.stdout)
+			}
+			if tc.stderrHas != "" {
+				assert.Contains(t, r.stderr, tc.stderrHas)
+			}
+			if tc.stderrNone {
+				assert.Empty(t, r.stderr)
+			}
+			assert.Less(t, r.elapsed, 5*time.Second)
+		})
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "-sandbox", "none", "-json", "--", "sh", "-c", "echo hi; echo err >&2; exit 2")
+	require.Equal(t, 2, r.code, "stderr: %s", r.stderr)
+	assert.Empty(t, r.stderr, "with -json the output goes into the JSON only")
+	assert.Contains(t, r.stdout, `"duration_ms":`)
+	assert.Contains(t, r.stdout, `"exit_code":2`)
+	var out sandboxexec.ExecToolCallOutput
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	assert.Equal(t, 2, out.ExitCode)
+	assert.Equal(t, "hi\n", out.Stdout)
+	assert.Equal(t, "err\n", out.Stderr)
+	assert.False(t, out.TimedOut)
+
+	r = runCLI(t, "", "-sandbox", "none", "-json", "-timeout", "100ms", "--", "sleep", "30")
+	require.Equal(t, 124, r.code)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	assert.True(t, out.TimedOut)
+	assert.Equal(t, 124, out.ExitCode)
+}
+
+func TestRunParams(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	t.Run("from stdin", func(t *testing.T) {
+		t.Parallel()
+		r := runCLI(t, `{"command":["sh","-c","echo from-params; cat"],"timeout":5000,"extra":1}`,
+			"-sandbox", "none", "-params", "-")
+		require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+		assert.Equal(t, "from-params\n", r.stdout, "the command must not see the tool call on its stdin")
+	})
+	t.Run("from a file, with its workdir", func(t *testing.T) {
+		t.Parallel()
+		call, err := json.Marshal(map[string]any{"command": []string{"pwd"}, "workdir": dir})
+		require.NoError(t, err)
+		file := filepath.Join(t.TempDir(), "call.json")
+		require.NoError(t, os.WriteFile(file, call, 0o644))
+		r := runCLI(t, "", "-sandbox", "none", "-json", "-params", file)
+		require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+		var out sandboxexec.ExecToolCallOutput
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+		assert.Equal(t, dir+"\n", out.Stdout)
+	})
+	t.Run("the tool call's timeout, and -timeout overriding it", func(t *testing.T) {
+		t.Parallel()
+		call := `{"command":["sleep","30"],"timeout":100}`
+		r := runCLI(t, call, "-sandbox", "none", "-params", "-")
+		assert.Equal(t, 124, r.code)
+		assert.Less(t, r.elapsed, 2*time.Second)
+
+		call = `{"command":["sh","-c","sleep 0.3; echo done"],"timeout":100}`
+		r = runCLI(t, call, "-sandbox", "none", "-timeout", "5s", "-params", "-")
+		assert.Equal(t, 0, r.code)
+		assert.Equal(t, "done\n", r.stdout)
+	})
+}
+
+func TestRunWorkdirAndRoots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// -w and -net are accepted and, with -sandbox none, change nothing.
+	r := runCLI(t, "", "-sandbox", "none", "-C", dir, "-w", dir, "-w", ".", "-net", "--", "pwd")
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	assert.Equal(t, dir+"\n", r.stdout)
+
+	r = runCLI(t, "", "-sandbox", "none", "-C", filepath.Join(dir, "missing"), "--", "pwd")
+	assert.Equal(t, exitFailure, r.code)
+	assert.Contains(t, r.stderr, "workdir")
+}
+
+func TestParseSandbox(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]sandboxexec.SandboxType{
+		"auto":     sandboxexec.PlatformSandbox(),
+		"none":     sandboxexec.SandboxNone,
+		"seatbelt": sandboxexec.SandboxMacosSeatbelt,
+		"linux":    sandboxexec.SandboxLinuxSeccomp,
+	} {
+		got, err := parseSandbox(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, name)
+	}
+	_, err := parseSandbox("")
+	assert.Error(t, err)
+}

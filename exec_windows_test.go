@@ -1,0 +1,179 @@
+//go:build windows
+
+package sandboxexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/windows"
+)
+
+const windowsHelperEnv = "SANDBOXEXEC_TEST_WINDOWS_HELPER"
+
+// TestWindowsHelperProcess is not a test: the tree tests run the test binary
+// as a helper. "tree" starts a "sleep" grandchild that shares its stdout,
+// prints both pids, and sleeps; "sleep" only sleeps.
+func TestWindowsHelperProcess(t *testing.T) {
+	switch os.Getenv(windowsHelperEnv) {
+	case "tree":
+		grandchild := exec.Command(os.Args[0], "-test.run=^TestWindowsHelperProcess$")
+		grandchild.Env = append(os.Environ(), windowsHelperEnv+"=sleep")
+		grandchild.Stdout = os.Stdout // holds the call's pipe open
+		if err := grandchild.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		fmt.Printf("pids %d %d\n", os.Getpid(), grandchild.Process.Pid)
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "sleep":
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+}
+
+// windowsTreeCommand runs the helper tree under cmd /c.
+func windowsTreeCommand(t *testing.T) ([]string, []Option) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	env := append(os.Environ(), windowsHelperEnv+"=tree")
+	// No ^ or $ anchors: ^ is cmd.exe's escape character.
+	return []string{"cmd", "/c", exe, "-test.run=TestWindowsHelperProcess"}, []Option{WithEnv(env)}
+}
+
+// requireGone checks that the processes whose pids stdout lists are dead.
+func requireGone(t *testing.T, stdout string) {
+	t.Helper()
+	var pids []uint32
+	for _, line := range strings.Split(stdout, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 3 && fields[0] == "pids" {
+			for _, f := range fields[1:] {
+				pid, err := strconv.ParseUint(f, 10, 32)
+				require.NoError(t, err)
+				pids = append(pids, uint32(pid))
+			}
+		}
+	}
+	require.Len(t, pids, 2, "the helper did not report its pids; stdout %q", stdout)
+	for _, pid := range pids {
+		h, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+		if err != nil {
+			continue // no such process any more
+		}
+		ev, err := windows.WaitForSingleObject(h, 5000)
+		var code uint32
+		windows.GetExitCodeProcess(h, &code)
+		windows.CloseHandle(h)
+		require.NoError(t, err)
+		assert.Equal(t, uint32(windows.WAIT_OBJECT_0), ev, "process %d outlived the call", pid)
+		assert.NotEqual(t, uint32(259), code, "process %d is still active", pid) // STILL_ACTIVE
+	}
+}
+
+func TestWindowsTimeoutKillsTree(t *testing.T) {
+	command, opts := windowsTreeCommand(t)
+	timeout := uint64(3000)
+	start := time.Now()
+	out, err := ProcessExecToolCall(context.Background(),
+		ExecParams{Command: command, TimeoutMs: &timeout}, SandboxNone, nil, SandboxPolicy{}, opts...)
+	require.NoError(t, err, "stderr: %s", out.Stderr)
+	assert.True(t, out.TimedOut)
+	assert.Equal(t, TimeoutExitCode, out.ExitCode)
+	// The grandchild holds stdout; only its death lets the call return
+	// before the minute it sleeps.
+	assert.Less(t, time.Since(start), 30*time.Second)
+	requireGone(t, out.Stdout)
+}
+
+func TestWindowsCancelKillsTree(t *testing.T) {
+	command, opts := windowsTreeCommand(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	out, err := ProcessExecToolCall(ctx, ExecParams{Command: command}, SandboxNone, nil, SandboxPolicy{}, opts...)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.False(t, out.TimedOut)
+	requireGone(t, out.Stdout)
+}
+
+func TestWindowsExitCode(t *testing.T) {
+	out, err := ProcessExecToolCall(context.Background(),
+		ExecParams{Command: []string{"cmd", "/c", "echo out& echo err 1>&2& exit 3"}}, SandboxNone, nil, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.Equal(t, 3, out.ExitCode)
+	assert.Equal(t, "out\r\n", out.Stdout)
+	assert.Equal(t, "err \r\n", out.Stderr)
+}
+
+func TestWindowsStdinIsNullDevice(t *testing.T) {
+	// findstr reading an empty stdin finds nothing and exits 1 at once.
+	timeout := uint64(10_000)
+	out, err := ProcessExecToolCall(context.Background(),
+		ExecParams{Command: []string{"findstr", "x"}, TimeoutMs: &timeout}, SandboxNone, nil, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.False(t, out.TimedOut)
+	assert.Equal(t, 1, out.ExitCode)
+}
+
+func TestWindowsLookPathUsesEnvPath(t *testing.T) {
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "mytool.exe")
+	require.NoError(t, os.WriteFile(tool, nil, 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "adir.exe"), 0o755))
+
+	// The variable's name is matched without regard to case.
+	for _, name := range []string{"PATH", "Path", "path"} {
+		p, err := lookPath("mytool", "", []string{name + "=" + dir})
+		require.NoError(t, err, name)
+		assert.True(t, strings.EqualFold(tool, p), "%s: got %s", name, p)
+	}
+	p, err := lookPath("mytool.exe", "", []string{"Path=" + dir})
+	require.NoError(t, err)
+	assert.True(t, strings.EqualFold(tool, p), "got %s", p)
+
+	// Only the env's PATH is searched, not the host's.
+	_, err = lookPath("cmd", "", []string{"Path=" + dir})
+	assert.ErrorIs(t, err, exec.ErrNotFound)
+	// Relative PATH entries are skipped.
+	_, err = lookPath("mytool", "", []string{"Path=.", "PATHEXT=.EXE"})
+	assert.ErrorIs(t, err, exec.ErrNotFound)
+	// PATHEXT comes from the env too.
+	_, err = lookPath("mytool", "", []string{"Path=" + dir, "PATHEXT=.COM"})
+	assert.ErrorIs(t, err, exec.ErrNotFound)
+	// A directory is not a program.
+	_, err = lookPath(filepath.Join(dir, "adir.exe"), "", nil)
+	assert.ErrorIs(t, err, os.ErrPermission)
+	// A relative name with a separator is resolved against dir and kept.
+	p, err = lookPath(`.\mytool`, dir, nil)
+	require.NoError(t, err)
+	assert.Equal(t, `.\mytool.exe`, p)
+
+	// Without PATH in env, the host's is used.
+	p, err = lookPath("cmd", "", []string{"FOO=bar"})
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(strings.ToLower(p), `\cmd.exe`), p)
+}
+
+func TestWindowsSandboxUnavailable(t *testing.T) {
+	assert.Equal(t, SandboxNone, PlatformSandbox())
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, st := range []SandboxType{SandboxMacosSeatbelt, SandboxLinuxSeccomp} {
+		out, err := ProcessExecToolCall(context.Background(),
+			ExecParams{Command: []string{"cmd", "/c", "echo x> " + marker}}, st, nil, SandboxPolicy{})
+		assert.True(t, errors.Is(err, ErrSandboxUnavailable), "%v: %v", st, err)
+		assert.Equal(t, ExecToolCallOutput{}, out)
+		_, statErr := os.Stat(marker)
+		assert.ErrorIs(t, statErr, os.ErrNotExist, "%v ran the command", st)
+	}
+}

@@ -1,0 +1,387 @@
+//go:build linux
+
+package sandboxexec
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostileCallLimit bounds every call in this file, so that a regression
+// shows up as a failure rather than a hung test binary.
+const hostileCallLimit = 30 * time.Second
+
+func runHostile(t *testing.T, p ExecParams, opts ...Option) (ExecToolCallOutput, time.Duration, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hostileCallLimit)
+	defer cancel()
+	start := time.Now()
+	out, err := ProcessExecToolCall(ctx, p, SandboxNone, nil, SandboxPolicy{}, opts...)
+	elapsed := time.Since(start)
+	require.Less(t, elapsed, hostileCallLimit, "the call must not hang")
+	return out, elapsed, err
+}
+
+func sh(script string, args ...string) []string {
+	return append([]string{"sh", "-c", script, "sh"}, args...)
+}
+
+// TestHostileInputs feeds ProcessExecToolCall inputs that are malformed or
+// meant to break the engine. Each must end in a clear error or a documented
+// result, promptly.
+func TestHostileInputs(t *testing.T) {
+	fileAsDir := filepath.Join(t.TempDir(), "plain-file")
+	require.NoError(t, os.WriteFile(fileAsDir, []byte("x"), 0o644))
+
+	manyArgs := make([]string, 200_001)
+	manyArgs[0] = "true"
+	for i := 1; i < len(manyArgs); i++ {
+		manyArgs[i] = "argument-" + strconv.Itoa(i)
+	}
+
+	tests := []struct {
+		name   string
+		params ExecParams
+		opts   []Option
+		// errIs, when set, is what the error must wrap; errHas is text the
+		// message must contain. With neither, the call must succeed.
+		errIs  error
+		errHas []string
+		check  func(t *testing.T, out ExecToolCallOutput)
+	}{
+		{
+			name:   "NUL in program name",
+			params: ExecParams{Command: []string{"tr\x00ue"}},
+			errHas: []string{"argument 0", "NUL"},
+		},
+		{
+			name:   "NUL in argument",
+			params: ExecParams{Command: []string{"echo", "ok", "a\x00b"}},
+			errHas: []string{"argument 2", "NUL"},
+		},
+		{
+			name:   "NUL in workdir",
+			params: ExecParams{Command: []string{"true"}, Workdir: "/tmp\x00/x"},
+			errHas: []string{"workdir", "NUL"},
+		},
+		{
+			name:   "NUL in environment value",
+			params: ExecParams{Command: []string{"true"}},
+			opts:   []Option{WithEnv([]string{"PATH=/usr/bin:/bin", "API_CREDENTIAL=hunter2\x00tail"})},
+			errHas: []string{"environment", "API_CREDENTIAL", "NUL"},
+			check:  nil,
+		},
+		{
+			name:   "NUL in environment name",
+			params: ExecParams{Command: []string{"true"}},
+			opts:   []Option{WithEnv([]string{"BAD\x00NAME=1"})},
+			errHas: []string{"environment", "NUL"},
+		},
+		{
+			name:   "empty program name",
+			params: ExecParams{Command: []string{"", "arg"}},
+			errIs:  ErrEmptyCommand,
+		},
+		{
+			name:   "one 3 MiB argument",
+			params: ExecParams{Command: []string{"true", strings.Repeat("a", 3<<20)}},
+			errIs:  syscall.E2BIG,
+			errHas: []string{"argument list too long", "too large", "args: 2,", "longest string 3145728 bytes"},
+		},
+		{
+			name:   "200k arguments",
+			params: ExecParams{Command: manyArgs},
+			errIs:  syscall.E2BIG,
+			errHas: []string{"argument list too long", "too large", "args: 200001,"},
+		},
+		{
+			name:   "3 MiB environment",
+			params: ExecParams{Command: []string{"true"}},
+			opts:   []Option{WithEnv([]string{"PATH=/usr/bin:/bin", "BIG=" + strings.Repeat("b", 3<<20)})},
+			errIs:  syscall.E2BIG,
+			errHas: []string{"environment", "too large"},
+		},
+		{
+			name:   "workdir is a file",
+			params: ExecParams{Command: []string{"true"}, Workdir: fileAsDir},
+			errIs:  syscall.ENOTDIR,
+			errHas: []string{"workdir", fileAsDir},
+		},
+		{
+			name:   "workdir does not exist",
+			params: ExecParams{Command: []string{"true"}, Workdir: filepath.Join(t.TempDir(), "missing")},
+			errIs:  fs.ErrNotExist,
+			errHas: []string{"workdir", "missing"},
+		},
+		{
+			name:   "stdout closed early, command runs on",
+			params: ExecParams{Command: sh(`exec >&-; sleep 0.3; echo done >&2`)},
+			check: func(t *testing.T, out ExecToolCallOutput) {
+				assert.Equal(t, 0, out.ExitCode)
+				assert.Empty(t, out.Stdout)
+				assert.Equal(t, "done\n", out.Stderr)
+				assert.GreaterOrEqual(t, out.Duration, 300*time.Millisecond, "the call waits for the exit, not the EOF")
+			},
+		},
+		{
+			name:   "both streams flooded at once",
+			params: ExecParams{Command: sh(`head -c 5000000 /dev/zero & head -c 5000000 /dev/zero >&2; wait`)},
+			check: func(t *testing.T, out ExecToolCallOutput) {
+				assert.Equal(t, 0, out.ExitCode)
+				for _, s := range []struct {
+					name      string
+					text      string
+					bytes     int64
+					truncated bool
+				}{
+					{"stdout", out.Stdout, out.StdoutBytes, out.StdoutTruncated},
+					{"stderr", out.Stderr, out.StderrBytes, out.StderrTruncated},
+				} {
+					assert.Equal(t, int64(5_000_000), s.bytes, s.name)
+					assert.True(t, s.truncated, s.name)
+					marker := fmt.Sprintf("\n[... sandboxexec: %d of %d bytes omitted ...]\n", 5_000_000-MaxStreamOutput, 5_000_000)
+					head, tail, found := strings.Cut(s.text, marker)
+					if assert.True(t, found, "%s has the omission marker", s.name) {
+						assert.Equal(t, strings.Repeat("\x00", MaxStreamOutput/2), head, s.name)
+						assert.Equal(t, strings.Repeat("\x00", MaxStreamOutput-MaxStreamOutput/2), tail, s.name)
+					}
+				}
+			},
+		},
+		{
+			name:   "binary output",
+			params: ExecParams{Command: []string{"head", "-c", "300000", "/dev/urandom"}},
+			check: func(t *testing.T, out ExecToolCallOutput) {
+				assert.Equal(t, 0, out.ExitCode)
+				assert.Equal(t, int64(300_000), out.StdoutBytes)
+				assert.True(t, out.StdoutTruncated)
+				assert.True(t, utf8.ValidString(out.Stdout), "stdout is valid UTF-8")
+				_, err := json.Marshal(out)
+				assert.NoError(t, err)
+			},
+		},
+		{
+			name:   "output without a trailing newline",
+			params: ExecParams{Command: []string{"printf", "no newline"}},
+			check: func(t *testing.T, out ExecToolCallOutput) {
+				assert.Equal(t, "no newline", out.Stdout)
+				assert.Equal(t, int64(len("no newline")), out.StdoutBytes)
+				assert.False(t, out.StdoutTruncated)
+			},
+		},
+		{
+			name:   "no output at all",
+			params: ExecParams{Command: []string{"true"}},
+			check: func(t *testing.T, out ExecToolCallOutput) {
+				assert.Equal(t, ExecToolCallOutput{Duration: out.Duration}, out)
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := runHostile(t, tc.params, tc.opts...)
+			if tc.errIs == nil && tc.errHas == nil {
+				require.NoError(t, err)
+				tc.check(t, out)
+				return
+			}
+			require.Error(t, err)
+			t.Logf("error: %v", err)
+			if tc.errIs != nil {
+				assert.ErrorIs(t, err, tc.errIs)
+			}
+			for _, s := range tc.errHas {
+				assert.Contains(t, err.Error(), s)
+			}
+			assert.NotContains(t, err.Error(), "hunter2", "an error must not echo an environment value")
+			assert.Less(t, len(err.Error()), 1000, "the error stays short whatever the input size")
+			assert.Equal(t, ExecToolCallOutput{}, out, "nothing ran")
+		})
+	}
+}
+
+func TestHostileTimeoutBounds(t *testing.T) {
+	zero, maxMs := uint64(0), uint64(math.MaxUint64)
+	justFits := uint64(math.MaxInt64 / int64(time.Millisecond))
+	tooBig := justFits + 1
+
+	d, ok := ExecParams{}.timeout()
+	assert.True(t, ok)
+	assert.Equal(t, DefaultTimeout, d, "no timeout means the default")
+
+	d, ok = ExecParams{TimeoutMs: &zero}.timeout()
+	assert.True(t, ok)
+	assert.Equal(t, DefaultTimeout, d, "0 means the default")
+
+	d, ok = ExecParams{TimeoutMs: &justFits}.timeout()
+	assert.True(t, ok)
+	assert.Equal(t, time.Duration(justFits)*time.Millisecond, d)
+	assert.Positive(t, d, "no overflow at the edge")
+
+	for _, ms := range []uint64{tooBig, maxMs} {
+		ms := ms
+		_, ok = ExecParams{TimeoutMs: &ms}.timeout()
+		assert.False(t, ok, "%d ms is no timeout, not an overflowed one", ms)
+	}
+
+	out, elapsed, err := runHostile(t, ExecParams{Command: []string{"echo", "hi"}, TimeoutMs: &maxMs})
+	require.NoError(t, err)
+	assert.Equal(t, "hi\n", out.Stdout)
+	assert.False(t, out.TimedOut)
+	assert.Equal(t, 0, out.ExitCode)
+	assert.Less(t, elapsed, 5*time.Second)
+}
+
+func TestHostileParamsJSON(t *testing.T) {
+	bad := []struct {
+		name, json, field string
+	}{
+		{"float timeout", `{"command":["true"],"timeout":1.5}`, "timeout"},
+		{"whole float timeout", `{"command":["true"],"timeout":500.0}`, "timeout"},
+		{"string timeout", `{"command":["true"],"timeout":"500"}`, "timeout"},
+		{"empty string timeout", `{"command":["true"],"timeout":""}`, "timeout"},
+		{"negative timeout", `{"command":["true"],"timeout":-1}`, "timeout"},
+		{"exponent timeout", `{"command":["true"],"timeout":1e3}`, "timeout"},
+		{"huge timeout", `{"command":["true"],"timeout":18446744073709551616}`, "timeout"},
+		{"very huge timeout", `{"command":["true"],"timeout":1` + strings.Repeat("0", 100_000) + `}`, "timeout"},
+		{"very long string timeout", `{"command":["true"],"timeout":"` + strings.Repeat("9", 100_000) + `"}`, "timeout"},
+		{"bool timeout", `{"command":["true"],"timeout":true}`, "timeout"},
+		{"object timeout", `{"command":["true"],"timeout":{}}`, "timeout"},
+		{"string command", `{"command":"ls -l"}`, "command"},
+		{"number in command", `{"command":["ls",1]}`, "command"},
+		{"nested command", `{"command":[["ls"]]}`, "command"},
+		{"object command", `{"command":{"0":"ls"}}`, "command"},
+		{"number workdir", `{"command":["ls"],"workdir":5}`, "workdir"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			var p ExecParams
+			err := json.Unmarshal([]byte(tc.json), &p)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `"`+tc.field+`"`)
+			assert.Less(t, len(err.Error()), 300, "the error quotes at most a short excerpt")
+		})
+	}
+
+	t.Run("null command", func(t *testing.T) {
+		var p ExecParams
+		require.NoError(t, json.Unmarshal([]byte(`{"command":null,"timeout":null}`), &p))
+		assert.Nil(t, p.Command)
+		assert.Nil(t, p.TimeoutMs)
+		_, _, err := runHostile(t, p)
+		assert.ErrorIs(t, err, ErrEmptyCommand)
+	})
+	t.Run("missing command", func(t *testing.T) {
+		var p ExecParams
+		require.NoError(t, json.Unmarshal([]byte(`{}`), &p))
+		_, _, err := runHostile(t, p)
+		assert.ErrorIs(t, err, ErrEmptyCommand)
+	})
+	t.Run("null program name", func(t *testing.T) {
+		var p ExecParams
+		require.NoError(t, json.Unmarshal([]byte(`{"command":[null,"x"]}`), &p))
+		_, _, err := runHostile(t, p)
+		assert.ErrorIs(t, err, ErrEmptyCommand)
+	})
+	t.Run("largest timeout", func(t *testing.T) {
+		var p ExecParams
+		require.NoError(t, json.Unmarshal([]byte(`{"command":["true"],"timeout":18446744073709551615}`), &p))
+		require.NotNil(t, p.TimeoutMs)
+		assert.Equal(t, uint64(math.MaxUint64), *p.TimeoutMs)
+		_, ok := p.timeout()
+		assert.False(t, ok)
+	})
+	t.Run("NUL escapes decode and are refused at run time", func(t *testing.T) {
+		var p ExecParams
+		require.NoError(t, json.Unmarshal([]byte(`{"command":["echo","a\u0000b"]}`), &p))
+		_, _, err := runHostile(t, p)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "NUL")
+	})
+}
+
+// TestHostileEscapedProcessGroup: a command that puts a process outside its
+// process group (setsid, setpgid) escapes the plain runner's kill. That is a
+// documented limit; what the engine must still do is return promptly, once
+// the drain grace is over, with the output read so far.
+func TestHostileEscapedProcessGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		script string
+	}{
+		// Each escapes, then creates the flag file $2; the command waits
+		// for the flag so that its exit cannot kill the group before the
+		// escape. $1 tags the escaped process for the cleanup.
+		{"setsid", `setsid sh -c ': >"$1"; exec sleep "$0"' "$1" "$2" &`},
+		{"setpgid", `perl -e 'setpgrp(0, 0); open(F, ">", $ARGV[1]) && close(F); sleep 60' "$1" "$2" &`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tag := fmt.Sprintf("61.%d%03d", os.Getpid(), time.Now().Nanosecond()%1000)
+			t.Cleanup(func() { killByArg(t, tag) })
+
+			flag := filepath.Join(t.TempDir(), "escaped")
+			script := tc.script + ` while [ ! -e "$2" ]; do sleep 0.01; done; echo started`
+			out, elapsed, err := runHostile(t, ExecParams{Command: sh(script, tag, flag)})
+			require.NoError(t, err)
+			assert.Equal(t, "started\n", out.Stdout)
+			assert.Equal(t, 0, out.ExitCode)
+			assert.GreaterOrEqual(t, elapsed, drainGrace, "the escaped process holds the pipes until the grace is over")
+			assert.Less(t, elapsed, drainGrace+2*time.Second, "returns within the drain grace and some slack")
+			assert.Eventually(t, func() bool { return len(pidsWithArg(tag)) > 0 }, 2*time.Second, 20*time.Millisecond,
+				"the escaped process is still running (else this test tests nothing)")
+		})
+	}
+}
+
+// pidsWithArg lists the processes that have arg among their arguments.
+func pidsWithArg(arg string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, a := range bytes.Split(cmdline, []byte{0}) {
+			if string(a) == arg {
+				pid, _ := strconv.Atoi(filepath.Base(d))
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+func killByArg(t *testing.T, arg string) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pids := pidsWithArg(arg)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes %v with argument %s survive SIGKILL", pids, arg)
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,635 @@
+// Command benchtable measures sandboxexec side by side with what it is
+// compared against, and prints one table:
+//
+//	go run ./internal/benchtable [-rounds N] [-quick] [-strict]
+//
+// Every row is measured in the same run, alternately: the run is a number of
+// rounds, and each round measures every row once (spawn rows: a small batch,
+// interleaved call by call), starting each section at a different row every
+// round. A slow moment of a noisy machine then lands on all the rows alike,
+// and the ratios, each row's median over the median of its floor row, stay
+// meaningful where absolute numbers wander. Numbers from different runs are
+// never compared.
+//
+// Rows:
+//   - spawn /bin/true: bare os/exec (the floor), SandboxNone,
+//     SandboxLinuxSeccomp (zero policy, one writable root), bubblewrap, and
+//     the sandboxed row again from a host holding 4 GiB of live heap;
+//   - capture: 1 GiB from head and from dd through ProcessExecToolCall
+//     (SandboxNone), with the host's heap growth during the call, against
+//     `head | cat >/dev/null` (the floor) and `head >/dev/null`;
+//   - concurrency: sandboxed /bin/true with 1, 8 and 64 calls in flight.
+//
+// Below the table it prints each target with PASS or MISS. The exit status is
+// 0 unless a row could not run, or, with -strict, a target was missed.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentbox/sandboxexec"
+)
+
+const (
+	gib = 1 << 30
+	mib = 1 << 20
+
+	// childEnv marks the re-executed large-host child (see largeHost).
+	childEnv      = "SANDBOXEXEC_BENCHTABLE_CHILD"
+	largeHostHeap = 4 * gib
+)
+
+var trueCmd = []string{"/bin/true"}
+
+func main() {
+	if os.Getenv(childEnv) == "largehost" {
+		if err := largeHostChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable large-host child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	rounds := flag.Int("rounds", 10, "rounds; each measures every row once")
+	quick := flag.Bool("quick", false, "a smoke run: 3 rounds, small batches, 256 MiB captures")
+	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
+	flag.Parse()
+	if runtime.GOOS != "linux" {
+		fmt.Fprintln(os.Stderr, "benchtable: Linux only (it compares SandboxLinuxSeccomp with os/exec and bubblewrap)")
+		os.Exit(2)
+	}
+	cfg := config{rounds: *rounds, spawnBatch: 20, captureBytes: gib, concBatch: map[int]int{1: 32, 8: 64, 64: 256}}
+	if *quick {
+		roundsSet := false
+		flag.Visit(func(f *flag.Flag) { roundsSet = roundsSet || f.Name == "rounds" })
+		if !roundsSet {
+			cfg.rounds = 3
+		}
+		cfg.spawnBatch, cfg.captureBytes = 5, 256*mib
+		cfg.concBatch = map[int]int{1: 8, 8: 16, 64: 64}
+	}
+	if cfg.rounds < 1 {
+		fmt.Fprintln(os.Stderr, "benchtable: -rounds must be at least 1")
+		os.Exit(2)
+	}
+	missed, err := run(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	if missed && *strict {
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	rounds       int
+	spawnBatch   int         // spawn calls per row per round
+	captureBytes int64       // bytes per capture call
+	concBatch    map[int]int // calls per round, by calls in flight
+}
+
+// row is one line of the table. Every sample is seconds per unit of work
+// (a call, a capture, or a call of a concurrent batch), so that the p90 is
+// always the slow tail; rates are derived for display.
+type row struct {
+	name    string
+	skip    string // why the row was not measured
+	samples []float64
+	growth  uint64 // capture rows: highest heap growth seen, bytes
+	measure func() error
+	// selfTimed says measure appends its own sample; otherwise step times
+	// it.
+	selfTimed bool
+}
+
+// step measures r once.
+func (r *row) step() error {
+	if r.selfTimed {
+		return r.measure()
+	}
+	return r.timed(r.measure)
+}
+
+func (r *row) median() float64 { return quantile(r.samples, 0.5) }
+func (r *row) p90() float64    { return quantile(r.samples, 0.9) }
+
+// quantile is the nearest-rank quantile q of s, NaN for none.
+func quantile(s []float64, q float64) float64 {
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	c := append([]float64(nil), s...)
+	sort.Float64s(c)
+	i := int(math.Ceil(q*float64(len(c)))) - 1
+	return c[max(0, min(i, len(c)-1))]
+}
+
+// timed appends the seconds f took to r.
+func (r *row) timed(f func() error) error {
+	start := time.Now()
+	err := f()
+	r.samples = append(r.samples, time.Since(start).Seconds())
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.name, err)
+	}
+	return nil
+}
+
+func run(cfg config) (missed bool, err error) {
+	printMachine()
+
+	root, err := os.MkdirTemp("", "benchtable-root-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(root)
+	roots := []string{root}
+	sandboxed := func() error { return sandboxedTrue(roots) }
+
+	support := sandboxexec.ProbeSandbox()
+	noSandbox := ""
+	if !support.Available {
+		noSandbox = "the Linux sandbox is not available here: " + support.Detail
+	}
+
+	bare := &row{name: "bare os/exec", measure: func() error { return exec.Command(trueCmd[0]).Run() }}
+	none := &row{name: "SandboxNone", measure: func() error { return call(trueCmd, sandboxexec.SandboxNone, nil) }}
+	small := &row{name: "SandboxLinuxSeccomp (zero policy, 1 root)", skip: noSandbox, measure: sandboxed}
+	bwrap := &row{name: "bubblewrap", measure: nil}
+	if path, err := exec.LookPath("bwrap"); err != nil {
+		bwrap.skip = "bwrap is not installed (apt-get install -y bubblewrap)"
+	} else {
+		args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--bind", root, root,
+			"--unshare-net", "--die-with-parent", trueCmd[0]}
+		bwrap.measure = func() error { return exec.Command(path, args...).Run() }
+		if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
+			bwrap.skip = fmt.Sprintf("bwrap cannot run here: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+	}
+	large := &row{name: "SandboxLinuxSeccomp, host with 4 GiB live heap", skip: noSandbox}
+	var host *largeHost
+	if large.skip == "" {
+		fmt.Fprintln(os.Stderr, "starting the large-host child (it allocates and touches 4 GiB first)...")
+		host, err = startLargeHost()
+		if err != nil {
+			large.skip = err.Error()
+		} else {
+			defer host.close()
+			large.name = fmt.Sprintf("SandboxLinuxSeccomp, host with %.1f GiB live heap", float64(host.heap)/gib)
+			large.measure, large.selfTimed = func() error {
+				d, err := host.call()
+				large.samples = append(large.samples, d.Seconds())
+				return err
+			}, true
+		}
+	}
+	spawn := []*row{bare, none, small, bwrap, large}
+
+	size := strconv.FormatInt(cfg.captureBytes, 10)
+	label := fmt.Sprintf("%d MiB", cfg.captureBytes/mib)
+	if cfg.captureBytes%gib == 0 {
+		label = fmt.Sprintf("%d GiB", cfg.captureBytes/gib)
+	}
+	headCap := &row{name: "ProcessExecToolCall: head -c " + label, selfTimed: true}
+	headCap.measure = func() error {
+		return captureCall(headCap, []string{"head", "-c", size, "/dev/zero"}, cfg.captureBytes)
+	}
+	ddCap := &row{name: "ProcessExecToolCall: dd bs=1M", selfTimed: true}
+	ddCap.measure = func() error {
+		return captureCall(ddCap, []string{"dd", "if=/dev/zero", "bs=1M", "count=" + strconv.FormatInt(cfg.captureBytes/mib, 10), "status=none"}, cfg.captureBytes)
+	}
+	catCap := &row{name: "sh: head | cat >/dev/null", measure: func() error {
+		return exec.Command("sh", "-c", "head -c "+size+" /dev/zero | cat >/dev/null").Run()
+	}}
+	nullCap := &row{name: "sh: head >/dev/null", measure: func() error {
+		return exec.Command("sh", "-c", "head -c "+size+" /dev/zero >/dev/null").Run()
+	}}
+	capture := []*row{catCap, headCap, ddCap, nullCap}
+
+	conc := map[int]*row{}
+	var concRows []*row
+	for _, n := range []int{1, 8, 64} {
+		r := &row{name: fmt.Sprintf("%d in flight", n), skip: noSandbox, selfTimed: true}
+		batch := cfg.concBatch[n]
+		r.measure = func() error { return concurrentBatch(r, roots, n, batch) }
+		conc[n] = r
+		concRows = append(concRows, r)
+	}
+
+	fmt.Printf("run: %d rounds after one warm-up round; each round runs every row once, in a rotating order\n", cfg.rounds)
+	fmt.Printf("     (spawn rows: %d calls each, interleaved call by call; concurrency rows: a batch of calls)\n\n", cfg.spawnBatch)
+
+	// The warm-up round (round -1) does the one-time work (Landlock and
+	// cgroup probes, page cache, the child's first call) and is dropped.
+	for round := -1; round < cfg.rounds; round++ {
+		if round == 0 {
+			for _, r := range append(append(append([]*row{}, spawn...), capture...), concRows...) {
+				r.samples, r.growth = nil, 0
+			}
+		}
+		start := time.Now()
+		batch := cfg.spawnBatch
+		if round < 0 {
+			batch = 1
+		}
+		for i := 0; i < batch; i++ {
+			for _, r := range rotate(spawn, round*batch+i) {
+				if r.skip == "" {
+					if err := r.step(); err != nil {
+						return false, err
+					}
+				}
+			}
+		}
+		for _, r := range rotate(capture, round) {
+			if err := r.step(); err != nil {
+				return false, err
+			}
+		}
+		for _, r := range rotate(concRows, round) {
+			if r.skip == "" {
+				if err := r.step(); err != nil {
+					return false, err
+				}
+			}
+		}
+		if round >= 0 {
+			fmt.Fprintf(os.Stderr, "round %d/%d: %.1fs\n", round+1, cfg.rounds, time.Since(start).Seconds())
+		}
+	}
+
+	// The table.
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "row\tmedian\tp90\tratio\tvs\theap growth\tn")
+	ms := func(s float64) string { return fmt.Sprintf("%8.2f ms", s*1e3) }
+	// Values are padded to a width so that they line up right-aligned.
+	fmt.Fprintln(tw, "spawn /bin/true (latency per call)\t\t\t\t\t\t")
+	for _, r := range spawn {
+		vs := "bare"
+		if r == bare {
+			vs = "(floor)"
+		}
+		printRow(tw, r, ms, r.median()/bare.median(), vs, "")
+	}
+	mbps := func(s float64) string { return fmt.Sprintf("%6.0f MB/s", float64(cfg.captureBytes)/s/1e6) }
+	fmt.Fprintf(tw, "capture %s (throughput; p90 = slow tail)\t\t\t\t\t\t\n", label)
+	for _, r := range capture {
+		vs, growth := "| cat", ""
+		if r == catCap {
+			vs = "(floor)"
+		}
+		if r == headCap || r == ddCap {
+			growth = fmt.Sprintf("%5.0f KiB", float64(r.growth)/1024)
+		}
+		printRow(tw, r, mbps, catCap.median()/r.median(), vs, growth)
+	}
+	perSec := func(s float64) string { return fmt.Sprintf("%4.0f calls/s", 1/s) }
+	fmt.Fprintln(tw, "concurrency, sandboxed /bin/true (calls/s; p90 = slow tail)\t\t\t\t\t\t")
+	for _, n := range []int{1, 8, 64} {
+		vs := "1 in flight"
+		if n == 1 {
+			vs = "(floor)"
+		}
+		printRow(tw, conc[n], perSec, conc[1].median()/conc[n].median(), vs, "")
+	}
+	tw.Flush()
+	for _, r := range append(append(append([]*row{}, spawn...), capture...), concRows...) {
+		if r.skip != "" {
+			fmt.Printf("skipped %s: %s\n", r.name, r.skip)
+		}
+	}
+
+	// The targets: each ratio is of medians measured in this run.
+	fmt.Println("\ntargets:")
+	check := func(name string, value float64, op string, limit float64, needs ...*row) {
+		for _, r := range needs {
+			if r.skip != "" || len(r.samples) == 0 {
+				fmt.Printf("  SKIP  %-48s (%s not measured)\n", name, r.name)
+				return
+			}
+		}
+		ok := value <= limit
+		if op == ">=" {
+			ok = value >= limit
+		}
+		verdict := "PASS"
+		if !ok {
+			verdict, missed = "MISS", true
+		}
+		fmt.Printf("  %s  %-48s %7.3f  (target %s %.2f)\n", verdict, name, value, op, limit)
+	}
+	check("SandboxNone / bare os/exec", none.median()/bare.median(), "<=", 1.10, none, bare)
+	check("sandboxed / bare os/exec", small.median()/bare.median(), "<=", 1.5, small, bare)
+	check("sandboxed / bubblewrap", small.median()/bwrap.median(), "<=", 0.4, small, bwrap)
+	check("capture head throughput / | cat", catCap.median()/headCap.median(), ">=", 1.3, headCap, catCap)
+	check("capture dd throughput / | cat", catCap.median()/ddCap.median(), ">=", 1.3, ddCap, catCap)
+	check("capture heap growth, MiB (max of head, dd)", float64(max(headCap.growth, ddCap.growth))/mib, "<=", 1, headCap, ddCap)
+	check("8 in flight / 1 in flight, calls/s", conc[1].median()/conc[8].median(), ">=", 1.6, conc[1], conc[8])
+	check("large host / small host, sandboxed", large.median()/small.median(), "<=", 1.2, large, small)
+	return missed, nil
+}
+
+func printRow(tw io.Writer, r *row, unit func(float64) string, ratio float64, vs, growth string) {
+	if r.skip != "" || len(r.samples) == 0 {
+		fmt.Fprintf(tw, "  %s\tskipped\t\t\t\t\t\n", r.name)
+		return
+	}
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%5.2fx\t%s\t%s\t%d\n", r.name, unit(r.median()), unit(r.p90()), ratio, vs, growth, len(r.samples))
+}
+
+// rotate returns rows starting at index k mod len(rows).
+func rotate(rows []*row, k int) []*row {
+	k = ((k % len(rows)) + len(rows)) % len(rows)
+	return append(append([]*row{}, rows[k:]...), rows[:k]...)
+}
+
+// call runs cmd once and fails on any error or a non-zero exit.
+func call(cmd []string, st sandboxexec.SandboxType, roots []string) error {
+	_, err := callOutput(cmd, st, roots)
+	return err
+}
+
+func callOutput(cmd []string, st sandboxexec.SandboxType, roots []string) (sandboxexec.ExecToolCallOutput, error) {
+	out, err := sandboxexec.ProcessExecToolCall(context.Background(), sandboxexec.ExecParams{Command: cmd}, st, roots, sandboxexec.SandboxPolicy{})
+	if err == nil && out.ExitCode != 0 {
+		err = fmt.Errorf("%v: exit %d: %s", cmd, out.ExitCode, out.Stderr)
+	}
+	return out, err
+}
+
+// sandboxedTrue is the sandboxed spawn, the same in this process and in the
+// large-host child.
+func sandboxedTrue(roots []string) error {
+	return call(trueCmd, sandboxexec.SandboxLinuxSeccomp, roots)
+}
+
+// captureCall times one capture of want bytes and records the heap growth:
+// the highest HeapInuse sampled during the call over HeapInuse before it,
+// after a GC that makes the baseline low and steady (outside the timing).
+func captureCall(r *row, cmd []string, want int64) error {
+	runtime.GC()
+	h, base := startHeapSampler()
+	var out sandboxexec.ExecToolCallOutput
+	err := r.timed(func() (err error) {
+		out, err = callOutput(cmd, sandboxexec.SandboxNone, nil)
+		return err
+	})
+	if peak := h.finish(); peak > base {
+		r.growth = max(r.growth, peak-base)
+	}
+	if err == nil && out.StdoutBytes != want {
+		err = fmt.Errorf("%s: %d bytes on stdout, want %d", r.name, out.StdoutBytes, want)
+	}
+	return err
+}
+
+// concurrentBatch runs n sandboxed calls with inFlight of them running at
+// any time, and records seconds per call (the inverse of calls/s).
+func concurrentBatch(r *row, roots []string, inFlight, n int) error {
+	var next atomic.Int64
+	var first atomic.Pointer[error]
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < inFlight; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if err := sandboxedTrue(roots); err != nil {
+					first.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r.samples = append(r.samples, time.Since(start).Seconds()/float64(n))
+	if err := first.Load(); err != nil {
+		return fmt.Errorf("%s: %w", r.name, *err)
+	}
+	return nil
+}
+
+// heapSampler follows HeapInuse (heap objects plus unused heap spans, as
+// runtime.MemStats has it, read through runtime/metrics, which does not stop
+// the world) every millisecond and keeps the highest value.
+type heapSampler struct {
+	samples []metrics.Sample
+	max     atomic.Uint64
+	stop    chan struct{}
+	done    sync.WaitGroup
+}
+
+func newHeapSamples() []metrics.Sample {
+	return []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+	}
+}
+
+func heapInuse(s []metrics.Sample) uint64 {
+	metrics.Read(s)
+	return s[0].Value.Uint64() + s[1].Value.Uint64()
+}
+
+func startHeapSampler() (*heapSampler, uint64) {
+	h := &heapSampler{samples: newHeapSamples(), stop: make(chan struct{})}
+	base := heapInuse(h.samples)
+	h.max.Store(base)
+	h.done.Add(1)
+	go func() {
+		defer h.done.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+				if v := heapInuse(h.samples); v > h.max.Load() {
+					h.max.Store(v)
+				}
+			}
+		}
+	}()
+	return h, base
+}
+
+func (h *heapSampler) finish() uint64 {
+	close(h.stop)
+	h.done.Wait()
+	return max(h.max.Load(), heapInuse(h.samples))
+}
+
+// The large-host row.
+//
+// It runs in a re-executed child process of this same binary that allocates
+// 4 GiB of heap, touches every page once, keeps it alive, and then runs one
+// sandboxed /bin/true per request read from its stdin, answering with the
+// call's duration (timed in the child, so the pipe round trip is not in it).
+// The parent asks for these calls interleaved call by call with its own
+// small-host sandboxed calls, so the two rows are measured alternately under
+// the same machine load, while the parent itself keeps a small heap: with
+// the 4 GiB in the parent instead, every other row (and every GC of the
+// parent) would run beside it, and small-host and large-host calls could
+// only alternate by phases, not call by call. The same code (sandboxedTrue)
+// runs on both sides. The heap is pointer-free ([]byte chunks), so what the
+// row measures is what a large, resident address space costs a spawn (page
+// tables, mm work in clone and exit), not the GC marking a large heap.
+
+type largeHost struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	heap uint64 // the child's HeapInuse once its heap was allocated
+}
+
+func startLargeHost() (*largeHost, error) {
+	if avail, ok := memAvailable(); ok && avail < largeHostHeap+gib {
+		return nil, fmt.Errorf("only %.1f GiB of memory available; the large-host row needs 5", float64(avail)/gib)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), childEnv+"=largehost")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	h := &largeHost{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	line, err := h.out.ReadString('\n')
+	heap, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+	if err != nil || !ok {
+		h.close()
+		return nil, fmt.Errorf("large-host child did not start: %q %v", line, err)
+	}
+	h.heap, _ = strconv.ParseUint(heap, 10, 64)
+	return h, nil
+}
+
+// call has the child run one sandboxed call, and returns how long the call
+// took as the child timed it.
+func (h *largeHost) call() (time.Duration, error) {
+	if _, err := io.WriteString(h.in, "call\n"); err != nil {
+		return 0, err
+	}
+	line, err := h.out.ReadString('\n')
+	if err != nil {
+		return 0, fmt.Errorf("large-host child: %w", err)
+	}
+	line = strings.TrimSpace(line)
+	if msg, ok := strings.CutPrefix(line, "err "); ok {
+		return 0, errors.New(msg)
+	}
+	ns, err := strconv.ParseInt(strings.TrimPrefix(line, "ok "), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("large-host child: bad answer %q", line)
+	}
+	return time.Duration(ns), nil
+}
+
+func (h *largeHost) close() {
+	h.in.Close()
+	h.cmd.Wait()
+}
+
+func largeHostChild() error {
+	root, err := os.MkdirTemp("", "benchtable-largehost-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	roots := []string{root}
+
+	const chunk = 64 * mib
+	heap := make([][]byte, largeHostHeap/chunk)
+	page := os.Getpagesize()
+	for i := range heap {
+		heap[i] = make([]byte, chunk)
+		for j := 0; j < chunk; j += page {
+			heap[i][j] = 1
+		}
+	}
+	runtime.GC()
+	if err := sandboxedTrue(roots); err != nil { // the one-time probes
+		return err
+	}
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(w, "ready %d\n", heapInuse(newHeapSamples()))
+	w.Flush()
+	s := bufio.NewScanner(os.Stdin)
+	for s.Scan() {
+		start := time.Now()
+		err := sandboxedTrue(roots)
+		d := time.Since(start)
+		if err != nil {
+			fmt.Fprintf(w, "err %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		} else {
+			fmt.Fprintf(w, "ok %d\n", d.Nanoseconds())
+		}
+		w.Flush()
+	}
+	runtime.KeepAlive(heap)
+	return s.Err()
+}
+
+func memAvailable() (uint64, bool) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				kb, err := strconv.ParseUint(f[0], 10, 64)
+				return kb * 1024, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+func printMachine() {
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := "unknown"
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = strings.TrimSpace(string(b))
+	}
+	fmt.Printf("machine: %s; nproc %d; kernel %s; %s %s/%s\n", cpu, runtime.NumCPU(), kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

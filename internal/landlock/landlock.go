@@ -1,0 +1,168 @@
+//go:build linux
+
+// Package landlock builds Landlock rulesets in the parent process. A ruleset
+// is a file descriptor; the child applies it with landlock_restrict_self just
+// before execve, so building it costs the child nothing.
+//
+// Reading and executing are never handled, so they stay allowed everywhere;
+// every right that changes the filesystem is handled, and granted only below
+// the writable roots and on a few harmless devices.
+package landlock
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Rights that change the filesystem, by the ABI that introduced them.
+const (
+	writeRightsV1 = unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_DIR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM
+	referV2     = unix.LANDLOCK_ACCESS_FS_REFER
+	truncateV3  = unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	ioctlDevV5  = unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	netTCPV4    = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+	scopeUnixV6 = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+	scopeSigV6  = unix.LANDLOCK_SCOPE_SIGNAL
+)
+
+// Rights that apply to a file rather than a directory.
+const fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | truncateV3 | ioctlDevV5
+
+// Devices a shell expects to write whatever the policy. They stay writable;
+// ioctl is granted on the data sinks and sources and on new pseudo-terminals
+// (tools such as script, expect and Python's pty need them; the seccomp
+// filter still refuses TIOCSTI), not on the controlling terminal.
+var devices = []struct {
+	path  string
+	ioctl bool
+}{
+	{"/dev/null", true},
+	{"/dev/zero", true},
+	{"/dev/full", true},
+	{"/dev/random", true},
+	{"/dev/urandom", true},
+	{"/dev/tty", false},
+	{"/dev/ptmx", true},
+	{"/dev/pts", true},
+}
+
+// ABI returns the Landlock ABI version the kernel offers, or 0 and the
+// reason when it offers none.
+func ABI() (int, error) {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		switch errno {
+		case unix.ENOSYS:
+			return 0, fmt.Errorf("the kernel has no Landlock (landlock_create_ruleset: %w)", errno)
+		case unix.EOPNOTSUPP:
+			return 0, fmt.Errorf("Landlock is built in but disabled at boot (add landlock to lsm=): %w", errno)
+		}
+		return 0, fmt.Errorf("landlock_create_ruleset: %w", errno)
+	}
+	return int(v), nil
+}
+
+// Rules is what a ruleset enforces.
+type Rules struct {
+	// WritableRoots are absolute, symlink-free directories below which all
+	// handled filesystem rights are granted.
+	WritableRoots []string
+	// FullDiskWrite leaves the filesystem unrestricted.
+	FullDiskWrite bool
+	// DenyNetwork denies TCP bind and connect (ABI 4+) and scopes abstract
+	// UNIX sockets to the sandbox (ABI 6+).
+	DenyNetwork bool
+}
+
+// Handled reports the rights a ruleset for abi handles under r: filesystem
+// rights, network rights and scopes.
+func Handled(abi int, r Rules) (fs, net, scoped uint64) {
+	if !r.FullDiskWrite && abi >= 1 {
+		fs = writeRightsV1
+		if abi >= 2 {
+			fs |= referV2
+		}
+		if abi >= 3 {
+			fs |= truncateV3
+		}
+		if abi >= 5 {
+			fs |= ioctlDevV5
+		}
+	}
+	if r.DenyNetwork && abi >= 4 {
+		net = netTCPV4
+	}
+	if abi >= 6 {
+		scoped = scopeSigV6
+		if r.DenyNetwork {
+			scoped |= scopeUnixV6
+		}
+	}
+	return fs, net, scoped
+}
+
+// Build creates a ruleset for abi (the kernel's, or lower) and returns its
+// close-on-exec descriptor, or -1 when the ruleset would handle nothing.
+// The caller closes it.
+func Build(abi int, r Rules) (int, error) {
+	fs, net, scoped := Handled(abi, r)
+	if fs == 0 && net == 0 && scoped == 0 {
+		return -1, nil
+	}
+	attr := unix.LandlockRulesetAttr{Access_fs: fs, Access_net: net, Scoped: scoped}
+	// Kernels older than a field accept it as long as it is zero, which
+	// Handled guarantees.
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", errno)
+	}
+	ruleset := int(fd)
+	if fs != 0 {
+		for _, root := range r.WritableRoots {
+			if err := allow(ruleset, root, fs); err != nil {
+				unix.Close(ruleset)
+				return -1, err
+			}
+		}
+		for _, d := range devices {
+			rights := fs & fileRights
+			if !d.ioctl {
+				rights &^= ioctlDevV5
+			}
+			err := allow(ruleset, d.path, rights)
+			if err != nil && !os.IsNotExist(err) {
+				unix.Close(ruleset)
+				return -1, err
+			}
+		}
+	}
+	return ruleset, nil
+}
+
+// allow grants rights below path.
+func allow(ruleset int, path string, rights uint64) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset),
+		unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if errno != 0 {
+		return &os.PathError{Op: "landlock_add_rule", Path: path, Err: errno}
+	}
+	return nil
+}

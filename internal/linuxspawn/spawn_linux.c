@@ -1,0 +1,298 @@
+//go:build linux && cgo
+
+// The child side of Start. Everything the child touches is prepared by the
+// parent before the clone; the child makes system calls only (through thin
+// libc wrappers that do not allocate or lock), never returns to Go, and
+// reports a failed step through the request it shares with the parent
+// (CLONE_VM), which the parent reads once the vfork has released it. The
+// errno the wrappers set is the calling thread's, which is suspended until
+// the child has execve'd or exited.
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "spawn_linux.h"
+
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+
+// The kernel's struct sigaction is read and written as an array of words:
+// the handler is its first word everywhere but on MIPS, where the flags come
+// first; an all-zero struct means SIG_DFL, no flags, empty mask.
+#if defined(__mips__)
+#define KSA_HANDLER 1
+#else
+#define KSA_HANDLER 0
+#endif
+#define KSIGSETSIZE ((_NSIG - 1) / 8)
+
+#define CHILD_STACK_SIZE (64 * 1024)
+
+struct rlimit64_k {
+	uint64_t cur, max;
+};
+
+__attribute__((noreturn)) static void fail(struct ls_req *r, int stage, int err) {
+	r->err = err;
+	r->stage = stage;
+	_exit(127);
+}
+
+// drop_capabilities keeps only r->keep_caps: in the bounding set, so that
+// execve cannot hand a root command the rest back, and in the permitted and
+// effective sets; the inheritable and ambient sets are emptied. Without
+// CAP_SETPCAP (not root) the bounding set cannot shrink, and need not: such
+// a process has no capabilities, and no_new_privs stops file capabilities.
+static void drop_capabilities(struct ls_req *r) {
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if (r->keep_caps & (1ULL << i))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, i, 0, 0, 0) < 0) {
+			if (errno == EINVAL || errno == EPERM)
+				break; // past the last capability, or no CAP_SETPCAP
+			fail(r, LS_STAGE_CAPABILITIES, errno);
+		}
+	}
+	// Ambient capabilities exist since Linux 4.3; EINVAL before.
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		fail(r, LS_STAGE_CAPABILITIES, errno);
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		fail(r, LS_STAGE_CAPABILITIES, errno);
+	for (i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+		uint32_t keep = (uint32_t)(r->keep_caps >> (32 * i));
+		data[i].effective &= keep;
+		data[i].permitted &= keep;
+		data[i].inheritable = 0;
+	}
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		fail(r, LS_STAGE_CAPABILITIES, errno);
+}
+
+static int child_main(void *arg) {
+	struct ls_req *r = arg;
+	int i;
+
+	if (r->cgroup_fd >= 0) {
+		ssize_t n;
+		do {
+			n = write(r->cgroup_fd, "0", 1);
+		} while (n < 0 && errno == EINTR);
+		if (n != 1)
+			fail(r, LS_STAGE_CGROUP, n < 0 ? errno : EIO);
+	}
+
+	if (setsid() < 0)
+		fail(r, LS_STAGE_SETSID, errno);
+
+	// Stdio: first move every source that sits below 3 and is not already
+	// in place out of the way (close-on-exec, so the copies vanish at
+	// execve), so that no dup2 clobbers a source a later one needs.
+	int src[3];
+	for (i = 0; i < 3; i++) {
+		src[i] = r->stdio[i];
+		if (src[i] >= 0 && src[i] < 3 && src[i] != i) {
+			int fd = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
+			if (fd < 0)
+				fail(r, LS_STAGE_DUP2, errno);
+			src[i] = fd;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		if (src[i] < 0) {
+			close(i);
+		} else if (src[i] == i) {
+			if (fcntl(i, F_SETFD, 0) < 0)
+				fail(r, LS_STAGE_DUP2, errno);
+		} else if (dup2(src[i], i) < 0) {
+			fail(r, LS_STAGE_DUP2, errno);
+		}
+	}
+
+	if (r->dir != NULL && chdir(r->dir) < 0)
+		fail(r, LS_STAGE_CHDIR, errno);
+
+	for (i = 0; i < r->nrlimits; i++) {
+		struct rlimit64_k rl = {r->rlimits[i].cur, r->rlimits[i].max};
+		if (syscall(SYS_prlimit64, 0, r->rlimits[i].resource, &rl, NULL) < 0)
+			fail(r, LS_STAGE_SETRLIMIT, errno);
+	}
+
+	if (r->pdeathsig > 0) {
+		if (prctl(PR_SET_PDEATHSIG, (unsigned long)r->pdeathsig, 0, 0, 0) < 0)
+			fail(r, LS_STAGE_PDEATHSIG, errno);
+		// The parent may have died before the prctl: then it was
+		// reparented. In a new pid namespace the parent is outside and
+		// getppid is 0 whatever happens, so there is nothing to check.
+		if (!r->new_pidns && getppid() != r->parent_pid)
+			fail(r, LS_STAGE_PDEATHSIG, ESRCH);
+	}
+
+	if (r->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(r, LS_STAGE_NO_NEW_PRIVS, errno);
+
+	if (r->landlock_fd >= 0 && syscall(SYS_landlock_restrict_self, r->landlock_fd, 0) < 0)
+		fail(r, LS_STAGE_LANDLOCK, errno);
+
+	if (r->drop_caps)
+		drop_capabilities(r);
+
+	// Signals: the handlers are the parent's (the Go runtime's); reset
+	// every one that is caught to the default, then unblock all. This is
+	// done before the seccomp filter is installed, as the filter may deny
+	// rt_sigaction or rt_sigprocmask; a signal that arrives from here on
+	// has its default action, as it would in the command.
+	for (i = 1; i < _NSIG; i++) {
+		unsigned long old[8], act[8];
+		if (i == SIGKILL || i == SIGSTOP)
+			continue;
+		// One call sets the default and returns what was there; the
+		// rare ignored signal is put back (still blocked, so nothing
+		// can be delivered in between).
+		memset(act, 0, sizeof act);
+		if (syscall(SYS_rt_sigaction, i, act, old, KSIGSETSIZE) < 0) {
+			if (errno == EINVAL)
+				continue;
+			fail(r, LS_STAGE_SIGNALS, errno);
+		}
+		if (old[KSA_HANDLER] == (unsigned long)SIG_IGN) {
+			act[KSA_HANDLER] = (unsigned long)SIG_IGN;
+			if (syscall(SYS_rt_sigaction, i, act, NULL, KSIGSETSIZE) < 0)
+				fail(r, LS_STAGE_SIGNALS, errno);
+		}
+	}
+	{
+		unsigned long empty[8];
+		memset(empty, 0, sizeof empty);
+		if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, empty, NULL, KSIGSETSIZE) < 0)
+			fail(r, LS_STAGE_SIGNALS, errno);
+	}
+
+	if (r->filter_len > 0) {
+		struct sock_fprog prog = {
+		    .len = r->filter_len,
+		    .filter = (struct sock_filter *)r->filter,
+		};
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			fail(r, LS_STAGE_SECCOMP, errno);
+	}
+
+	execve(r->path, r->argv, r->envp);
+	fail(r, LS_STAGE_EXECVE, errno);
+	return 0;
+}
+
+// Child stacks are kept for reuse, a few at most, to save the mmap, the
+// guard page's mprotect and the munmap of each spawn.
+#define STACK_CACHE 8
+static pthread_mutex_t stack_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *stack_cache[STACK_CACHE];
+static int stack_cached;
+
+static size_t stack_size(void) {
+	return CHILD_STACK_SIZE + (size_t)sysconf(_SC_PAGESIZE);
+}
+
+// get_stack returns the lowest address of a child stack (whose lowest page
+// is a guard page), or NULL with errno set.
+static char *get_stack(void) {
+	size_t size = stack_size();
+	char *stack = NULL;
+
+	pthread_mutex_lock(&stack_mu);
+	if (stack_cached > 0)
+		stack = stack_cache[--stack_cached];
+	pthread_mutex_unlock(&stack_mu);
+	if (stack != NULL)
+		return stack;
+
+	stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return NULL;
+	if (mprotect(stack, size - CHILD_STACK_SIZE, PROT_NONE) < 0) {
+		int err = errno;
+		munmap(stack, size);
+		errno = err;
+		return NULL;
+	}
+	return stack;
+}
+
+static void put_stack(char *stack) {
+	pthread_mutex_lock(&stack_mu);
+	if (stack_cached < STACK_CACHE) {
+		stack_cache[stack_cached++] = stack;
+		stack = NULL;
+	}
+	pthread_mutex_unlock(&stack_mu);
+	if (stack != NULL)
+		munmap(stack, stack_size());
+}
+
+int ls_start(struct ls_req *r) {
+	unsigned long all[8], old[8];
+	int flags, pid, err, status;
+	char *stack;
+
+	r->stage = LS_STAGE_NONE;
+	r->err = 0;
+	r->pid = 0;
+
+	stack = get_stack();
+	if (stack == NULL) {
+		r->stage = LS_STAGE_STACK;
+		r->err = errno;
+		return -1;
+	}
+
+	r->parent_pid = getpid();
+	flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+	if (r->new_pidns)
+		flags |= CLONE_NEWPID;
+
+	// Block every signal in this thread across the clone, so that the
+	// child starts with all blocked and no handler of the host runs in it.
+	// This is pthread_sigmask, made directly: glibc's would leave its own
+	// two internal signals (SIGCANCEL, SIGSETXID) unblocked.
+	memset(all, 0xff, sizeof all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, old, KSIGSETSIZE);
+	pid = clone(child_main, stack + stack_size(), flags, r);
+	err = errno;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSETSIZE);
+	put_stack(stack);
+
+	if (pid < 0) {
+		r->stage = LS_STAGE_CLONE;
+		r->err = err;
+		return -1;
+	}
+	if (r->stage != LS_STAGE_NONE) {
+		// The child has exited (it only gets here by _exit after
+		// recording the failure): reap it.
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	r->pid = pid;
+	return 0;
+}

@@ -1,0 +1,293 @@
+//go:build linux && cgo
+
+package linuxspawn
+
+/*
+#include <stdlib.h>
+#include "spawn_linux.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// Attr describes the child to start.
+//
+// The descriptors in Stdio, CgroupProcsFD and LandlockRulesetFD must stay
+// open until Start returns. A descriptor of an *os.File is best taken with
+// its Fd method, which also puts it in blocking mode, as a child expects.
+type Attr struct {
+	Path string   // program passed to execve: absolute, or relative to Dir (the child chdirs first)
+	Argv []string // argv, Argv[0] included
+	Env  []string // "K=V" entries, the whole environment (nil: empty)
+	Dir  string   // working directory; "" keeps the parent's
+	// Stdio are the descriptors placed at 0, 1, 2 in the child; they may
+	// coincide with 0, 1, 2 or with each other. A negative one leaves that
+	// descriptor closed in the child.
+	Stdio [3]int
+	// NewPIDNamespace clones with CLONE_NEWPID: the command is pid 1 of a
+	// new pid namespace, so when it exits or is killed the kernel kills
+	// every process left in it. It needs CAP_SYS_ADMIN.
+	NewPIDNamespace bool
+	// Pdeathsig, if not 0, is the signal the child gets when the thread
+	// that started it exits (PR_SET_PDEATHSIG).
+	Pdeathsig syscall.Signal
+	// CgroupProcsFD, if not -1, is a cgroup.procs file the child writes
+	// "0" to, to move itself into that cgroup before anything else.
+	CgroupProcsFD int
+	// Rlimits are set in the child, in order.
+	Rlimits []Rlimit
+	// NoNewPrivs sets PR_SET_NO_NEW_PRIVS in the child.
+	NoNewPrivs bool
+	// LandlockRulesetFD, if not -1, is a Landlock ruleset the child
+	// restricts itself with (after NoNewPrivs).
+	LandlockRulesetFD int
+	// DropCapabilities empties the child's capability sets but for
+	// KeepCapabilities (a mask of 1<<CAP_*), the bounding set included, so
+	// that a root command cannot regain the rest at execve.
+	DropCapabilities bool
+	KeepCapabilities uint64
+	// SeccompFilter, if not nil, is a classic BPF program (struct
+	// sock_filter, 8 bytes each, in host byte order) the child installs
+	// with SECCOMP_SET_MODE_FILTER as its last step before execve.
+	SeccompFilter []byte
+}
+
+// Rlimit is one resource limit (a RLIMIT_* resource) set in the child.
+type Rlimit struct {
+	Resource int
+	Cur, Max uint64
+}
+
+// StageError is a failure inside the child before or at execve, or of the
+// clone that would have made it ("clone", "stack").
+type StageError struct {
+	Stage string // "setsid", "dup2", "chdir", "cgroup", "setrlimit", "pdeathsig", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
+	Err   syscall.Errno
+}
+
+func (e *StageError) Error() string { return e.Stage + ": " + e.Err.Error() }
+
+// Unwrap returns Err, so that errors.Is(err, fs.ErrNotExist) and the like
+// work.
+func (e *StageError) Unwrap() error { return e.Err }
+
+var stageNames = [...]string{
+	C.LS_STAGE_NONE:         "",
+	C.LS_STAGE_STACK:        "stack",
+	C.LS_STAGE_CLONE:        "clone",
+	C.LS_STAGE_CGROUP:       "cgroup",
+	C.LS_STAGE_SETSID:       "setsid",
+	C.LS_STAGE_DUP2:         "dup2",
+	C.LS_STAGE_CHDIR:        "chdir",
+	C.LS_STAGE_SETRLIMIT:    "setrlimit",
+	C.LS_STAGE_PDEATHSIG:    "pdeathsig",
+	C.LS_STAGE_NO_NEW_PRIVS: "no_new_privs",
+	C.LS_STAGE_LANDLOCK:     "landlock_restrict_self",
+	C.LS_STAGE_CAPABILITIES: "capabilities",
+	C.LS_STAGE_SIGNALS:      "signals",
+	C.LS_STAGE_SECCOMP:      "seccomp",
+	C.LS_STAGE_EXECVE:       "execve",
+}
+
+// maxFilterLen is BPF_MAXINSNS, the most instructions a seccomp program may
+// have.
+const maxFilterLen = 4096
+
+// Start clones the child, which becomes the leader of a new session (setsid,
+// so it has no controlling terminal and its process group can be killed
+// whole), applies a in this order: cgroup, setsid, stdio, Dir, Rlimits,
+// Pdeathsig, NoNewPrivs, LandlockRulesetFD, signal handlers reset to default
+// and mask emptied, SeccompFilter; and execve's. It returns the child's pid
+// once the execve succeeded. If any step in the child failed, the child has
+// exited and been reaped, and Start returns a *StageError. Start never leaves
+// a zombie on failure.
+//
+// The child inherits every descriptor of the host that is not close-on-exec;
+// Go opens all of its own close-on-exec.
+//
+// Pdeathsig belongs to the thread that cloned the child: the kernel sends it
+// when that thread exits. So a Start with Pdeathsig clones from one of a few
+// threads that live as long as the process, and the signal comes only when
+// the host dies, whichever goroutine (locked to a thread or not) called.
+func Start(a *Attr) (pid int, err error) {
+	if a.Pdeathsig == 0 {
+		return start(a)
+	}
+	reply := make(chan spawned, 1)
+	spawnQueue() <- spawnJob{a, reply}
+	r := <-reply
+	return r.pid, r.err
+}
+
+type spawnJob struct {
+	attr  *Attr
+	reply chan<- spawned
+}
+
+type spawned struct {
+	pid int
+	err error
+}
+
+// spawnQueue starts the long-lived spawning threads once.
+var spawnQueue = sync.OnceValue(func() chan<- spawnJob {
+	q := make(chan spawnJob)
+	for i := 0; i < max(2, runtime.GOMAXPROCS(0)); i++ {
+		go func() {
+			// Never unlocked and never returning: the thread lives as long
+			// as the process.
+			runtime.LockOSThread()
+			for j := range q {
+				pid, err := start(j.attr)
+				j.reply <- spawned{pid, err}
+			}
+		}()
+	}
+	return q
+})
+
+func start(a *Attr) (pid int, err error) {
+	if err := check(a); err != nil {
+		return 0, err
+	}
+
+	// Everything the child reads lives in one C block, laid out as
+	// [request | argv pointers | envp pointers | rlimits | filter | strings].
+	const word = unsafe.Sizeof(uintptr(0))
+	reqSize := align(C.sizeof_struct_ls_req, 8)
+	argvSize := uintptr(len(a.Argv)+1) * word
+	envSize := uintptr(len(a.Env)+1) * word
+	rlSize := align(uintptr(len(a.Rlimits))*C.sizeof_struct_ls_rlimit, 8)
+	filterSize := align(uintptr(len(a.SeccompFilter)), 8)
+	strSize := uintptr(len(a.Path) + 1 + len(a.Dir) + 1)
+	for _, s := range a.Argv {
+		strSize += uintptr(len(s) + 1)
+	}
+	for _, s := range a.Env {
+		strSize += uintptr(len(s) + 1)
+	}
+	total := reqSize + argvSize + envSize + rlSize + filterSize + strSize
+	base := C.calloc(1, C.size_t(total))
+	if base == nil {
+		return 0, errors.New("linuxspawn: out of memory")
+	}
+	defer C.free(base)
+	mem := unsafe.Slice((*byte)(base), total)
+
+	r := (*C.struct_ls_req)(base)
+	off := reqSize
+	argv, envp := off, off+argvSize
+	rls := envp + envSize
+	filter := rls + rlSize
+	strs := filter + filterSize
+
+	putString := func(s string) uintptr {
+		p := strs
+		copy(mem[p:], s)
+		mem[p+uintptr(len(s))] = 0
+		strs += uintptr(len(s) + 1)
+		return p
+	}
+	putArray := func(at uintptr, ss []string) {
+		ptrs := unsafe.Slice((*uintptr)(unsafe.Add(base, at)), len(ss)+1)
+		for i, s := range ss {
+			ptrs[i] = uintptr(base) + putString(s)
+		}
+		ptrs[len(ss)] = 0
+	}
+	putArray(argv, a.Argv)
+	putArray(envp, a.Env)
+	r.argv = (**C.char)(unsafe.Add(base, argv))
+	r.envp = (**C.char)(unsafe.Add(base, envp))
+	r.path = (*C.char)(unsafe.Add(base, putString(a.Path)))
+	if a.Dir != "" {
+		r.dir = (*C.char)(unsafe.Add(base, putString(a.Dir)))
+	}
+	if n := len(a.Rlimits); n > 0 {
+		cr := unsafe.Slice((*C.struct_ls_rlimit)(unsafe.Add(base, rls)), n)
+		for i, rl := range a.Rlimits {
+			cr[i].resource = C.int(rl.Resource)
+			cr[i].cur = C.uint64_t(rl.Cur)
+			cr[i].max = C.uint64_t(rl.Max)
+		}
+		r.rlimits = &cr[0]
+		r.nrlimits = C.int(n)
+	}
+	if a.SeccompFilter != nil {
+		copy(mem[filter:], a.SeccompFilter)
+		r.filter = unsafe.Add(base, filter)
+		r.filter_len = C.ushort(len(a.SeccompFilter) / 8)
+	}
+	for i, fd := range a.Stdio {
+		r.stdio[i] = C.int(fd)
+	}
+	r.cgroup_fd = C.int(a.CgroupProcsFD)
+	r.pdeathsig = C.int(a.Pdeathsig)
+	r.no_new_privs = boolInt(a.NoNewPrivs)
+	r.landlock_fd = C.int(a.LandlockRulesetFD)
+	r.drop_caps = boolInt(a.DropCapabilities)
+	r.keep_caps = C.uint64_t(a.KeepCapabilities)
+	r.new_pidns = boolInt(a.NewPIDNamespace)
+
+	if C.ls_start(r) != 0 {
+		stage := int(r.stage)
+		name := "unknown"
+		if stage > 0 && stage < len(stageNames) {
+			name = stageNames[stage]
+		}
+		return 0, &StageError{Stage: name, Err: syscall.Errno(r.err)}
+	}
+	return int(r.pid), nil
+}
+
+func check(a *Attr) error {
+	if a.Path == "" {
+		return errors.New("linuxspawn: empty Path")
+	}
+	if strings.IndexByte(a.Path, 0) >= 0 {
+		return errors.New("linuxspawn: Path contains a NUL byte")
+	}
+	if strings.IndexByte(a.Dir, 0) >= 0 {
+		return errors.New("linuxspawn: Dir contains a NUL byte")
+	}
+	for i, s := range a.Argv {
+		if strings.IndexByte(s, 0) >= 0 {
+			return fmt.Errorf("linuxspawn: Argv[%d] contains a NUL byte", i)
+		}
+	}
+	for i, s := range a.Env {
+		if strings.IndexByte(s, 0) >= 0 {
+			return fmt.Errorf("linuxspawn: Env[%d] contains a NUL byte", i)
+		}
+	}
+	if a.Pdeathsig < 0 {
+		return fmt.Errorf("linuxspawn: bad Pdeathsig %d", int(a.Pdeathsig))
+	}
+	if a.SeccompFilter != nil {
+		n := len(a.SeccompFilter)
+		if n == 0 || n%8 != 0 || n/8 > maxFilterLen {
+			return fmt.Errorf("linuxspawn: seccomp filter of %d bytes: want 1 to %d instructions of 8 bytes", n, maxFilterLen)
+		}
+	}
+	if len(a.Rlimits) > 1<<16 {
+		return errors.New("linuxspawn: too many Rlimits")
+	}
+	return nil
+}
+
+func align(n, to uintptr) uintptr { return (n + to - 1) &^ (to - 1) }
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,61 @@
+//go:build linux && cgo
+
+#ifndef LINUXSPAWN_H
+#define LINUXSPAWN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+enum {
+	LS_STAGE_NONE = 0,
+	LS_STAGE_STACK,
+	LS_STAGE_CLONE,
+	LS_STAGE_CGROUP,
+	LS_STAGE_SETSID,
+	LS_STAGE_DUP2,
+	LS_STAGE_CHDIR,
+	LS_STAGE_SETRLIMIT,
+	LS_STAGE_PDEATHSIG,
+	LS_STAGE_NO_NEW_PRIVS,
+	LS_STAGE_LANDLOCK,
+	LS_STAGE_CAPABILITIES,
+	LS_STAGE_SIGNALS,
+	LS_STAGE_SECCOMP,
+	LS_STAGE_EXECVE,
+};
+
+struct ls_rlimit {
+	int resource;
+	uint64_t cur, max;
+};
+
+// ls_req is one spawn: filled by the parent, read by the child, and the
+// result written back by ls_start (or by the child, for stage and err).
+struct ls_req {
+	const char *path;
+	char *const *argv;
+	char *const *envp;
+	const char *dir; // NULL: keep the parent's
+	int stdio[3];    // negative: closed in the child
+	int cgroup_fd;   // negative: none
+	int pdeathsig;   // 0: none
+	int no_new_privs;
+	int landlock_fd; // negative: none
+	int drop_caps;
+	uint64_t keep_caps; // with drop_caps: the capabilities kept
+	int new_pidns;
+	const struct ls_rlimit *rlimits;
+	int nrlimits;
+	const void *filter;      // struct sock_filter[filter_len]
+	unsigned short filter_len; // 0: none
+	pid_t parent_pid;
+
+	// Results.
+	volatile int stage;
+	volatile int err;
+	int pid;
+};
+
+int ls_start(struct ls_req *r);
+
+#endif

@@ -1,0 +1,157 @@
+//go:build linux && cgo
+
+// Package seccomp compiles the sandbox's seccomp filter, once per variant, to
+// a raw BPF program (struct sock_filter entries) that the child installs just
+// before execve. The filter allows everything except the calls listed here,
+// which fail with EPERM; a system call of another architecture (or x32)
+// kills the process.
+package seccomp
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"golang.org/x/sys/unix"
+)
+
+// AlwaysDenied are refused whatever the policy: they let a process read or
+// steer others (ptrace, process_vm_*), bypass seccomp's view of system calls
+// (io_uring), or reach the kernel in ways no tool call needs.
+var AlwaysDenied = []string{
+	"ptrace", "process_vm_readv", "process_vm_writev",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"bpf", "perf_event_open", "userfaultfd",
+	"keyctl", "add_key", "request_key",
+	"init_module", "finit_module", "delete_module",
+	"kexec_load", "kexec_file_load",
+}
+
+// DeniedIoctls are terminal requests that inject input into, or control, a
+// terminal the command may have inherited.
+var DeniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX}
+
+// NetworkDenied are refused when the policy has no network. socket is
+// refused for every family but AF_UNIX, so socketpair-based tools work while
+// no socket can reach a server (a pathname UNIX socket included, since
+// connect is refused).
+var NetworkDenied = []string{
+	"connect", "bind", "listen", "accept", "accept4",
+	"sendto", "sendmmsg", "recvmmsg",
+	"getsockopt", "setsockopt", "getpeername", "getsockname", "shutdown",
+}
+
+var (
+	programs [2]struct {
+		once sync.Once
+		bpf  []byte
+		err  error
+	}
+)
+
+// Program returns the BPF program for the policy. The bytes are shared:
+// callers must not modify them.
+func Program(denyNetwork bool) ([]byte, error) {
+	i := 0
+	if denyNetwork {
+		i = 1
+	}
+	p := &programs[i]
+	p.once.Do(func() { p.bpf, p.err = compile(denyNetwork) })
+	return p.bpf, p.err
+}
+
+// Available reports whether this kernel and libseccomp can build and load
+// the filter (it is built, not loaded, here; loading happens in the child).
+func Available() error {
+	if _, err := Program(true); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("seccomp: the kernel has no seccomp: %w", err)
+	}
+	return nil
+}
+
+func compile(denyNetwork bool) ([]byte, error) {
+	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: new filter: %w", err)
+	}
+	defer f.Release()
+	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
+		return nil, fmt.Errorf("seccomp: bad-arch action: %w", err)
+	}
+	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
+	deny := func(name string, conds ...libseccomp.ScmpCondition) error {
+		call, err := libseccomp.GetSyscallFromName(name)
+		if err != nil {
+			// A call this architecture lacks cannot be made; nothing to deny.
+			return nil
+		}
+		if len(conds) == 0 {
+			err = f.AddRule(call, eperm)
+		} else {
+			err = f.AddRuleConditional(call, eperm, conds)
+		}
+		if err != nil {
+			return fmt.Errorf("seccomp: rule for %s: %w", name, err)
+		}
+		return nil
+	}
+	for _, name := range AlwaysDenied {
+		if err := deny(name); err != nil {
+			return nil, err
+		}
+	}
+	for _, req := range DeniedIoctls {
+		// The kernel reads ioctl's request as 32 bits; compare only those.
+		c, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xffffffff, req)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: ioctl condition: %w", err)
+		}
+		if err := deny("ioctl", c); err != nil {
+			return nil, err
+		}
+	}
+	if denyNetwork {
+		c, err := libseccomp.MakeCondition(0, libseccomp.CompareNotEqual, unix.AF_UNIX)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: socket condition: %w", err)
+		}
+		if err := deny("socket", c); err != nil {
+			return nil, err
+		}
+		for _, name := range NetworkDenied {
+			if err := deny(name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return export(f)
+}
+
+// export writes the program through a pipe: ExportBPFMem needs libseccomp
+// 2.6, and a program (at most 32 KiB) fits in a pipe's buffer.
+func export(f *libseccomp.ScmpFilter) ([]byte, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	defer r.Close()
+	err = f.ExportBPF(w)
+	w.Close()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	bpf, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: export: %w", err)
+	}
+	if len(bpf) == 0 || len(bpf)%8 != 0 {
+		return nil, fmt.Errorf("seccomp: export produced %d bytes, not a BPF program", len(bpf))
+	}
+	return bpf, nil
+}

@@ -1,0 +1,219 @@
+package sandboxexec
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func ptrU64(n uint64) *uint64 { return &n }
+
+func TestExecParamsWireFormat(t *testing.T) {
+	t.Parallel()
+	var p ExecParams
+	require.NoError(t, json.Unmarshal([]byte(`{"command":["ls","-l"],"workdir":"/tmp","timeout":500}`), &p))
+	assert.Equal(t, []string{"ls", "-l"}, p.Command)
+	assert.Equal(t, "/tmp", p.Workdir)
+	require.NotNil(t, p.TimeoutMs)
+	assert.Equal(t, uint64(500), *p.TimeoutMs)
+	d, ok := p.timeout()
+	assert.True(t, ok)
+	assert.Equal(t, 500*time.Millisecond, d)
+}
+
+func TestExecParamsDecode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		want    ExecParams
+		wantErr string // substring; "" means success
+	}{
+		{name: "command only", in: `{"command":["echo","hi"]}`,
+			want: ExecParams{Command: []string{"echo", "hi"}}},
+		{name: "unknown fields ignored",
+			in:   `{"command":["true"],"with_escalated_permissions":true,"justification":"x","extra":{"a":[1,2]}}`,
+			want: ExecParams{Command: []string{"true"}}},
+		{name: "nulls are absent", in: `{"command":null,"workdir":null,"timeout":null}`,
+			want: ExecParams{}},
+		{name: "timeout 0", in: `{"command":["true"],"timeout":0}`,
+			want: ExecParams{Command: []string{"true"}, TimeoutMs: ptrU64(0)}},
+		{name: "timeout max uint64", in: `{"command":["true"],"timeout":18446744073709551615}`,
+			want: ExecParams{Command: []string{"true"}, TimeoutMs: ptrU64(math.MaxUint64)}},
+		{name: "empty command array", in: `{"command":[]}`,
+			want: ExecParams{Command: []string{}}},
+
+		{name: "timeout as string", in: `{"command":["true"],"timeout":"500"}`, wantErr: `"timeout"`},
+		{name: "timeout as float", in: `{"command":["true"],"timeout":1.5}`, wantErr: `"timeout"`},
+		{name: "timeout negative", in: `{"command":["true"],"timeout":-1}`, wantErr: `"timeout"`},
+		{name: "timeout above uint64", in: `{"command":["true"],"timeout":18446744073709551616}`, wantErr: `"timeout"`},
+		{name: "timeout as bool", in: `{"command":["true"],"timeout":true}`, wantErr: `"timeout"`},
+		{name: "timeout as array", in: `{"command":["true"],"timeout":[1]}`, wantErr: `"timeout"`},
+		{name: "command as string", in: `{"command":"ls -l"}`, wantErr: `"command"`},
+		{name: "command of numbers", in: `{"command":[1,2]}`, wantErr: `"command"`},
+		{name: "command of mixed", in: `{"command":["ls",{"a":1}]}`, wantErr: `"command"`},
+		{name: "command as object", in: `{"command":{"0":"ls"}}`, wantErr: `"command"`},
+		{name: "workdir as number", in: `{"command":["ls"],"workdir":5}`, wantErr: `"workdir"`},
+		{name: "not an object", in: `["ls"]`, wantErr: "exec params"},
+		{name: "truncated", in: `{"command":["ls"`, wantErr: "unexpected end of JSON input"},
+	}
+	for _, tc := range tests {
+		tc := tc
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var p ExecParams
+			err := json.Unmarshal([]byte(tc.in), &p)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, p)
+		})
+	}
+}
+
+// TestExecParamsDecodeReplaces checks that decoding into a used value does
+// not keep fields of the old one.
+func TestExecParamsDecodeReplaces(t *testing.T) {
+	t.Parallel()
+	p := ExecParams{Command: []string{"old"}, Workdir: "/old", TimeoutMs: ptrU64(7)}
+	require.NoError(t, json.Unmarshal([]byte(`{"command":["new"]}`), &p))
+	assert.Equal(t, ExecParams{Command: []string{"new"}}, p)
+}
+
+func TestExecParamsTimeout(t *testing.T) {
+	t.Parallel()
+	maxMs := uint64(math.MaxInt64 / int64(time.Millisecond))
+	tests := []struct {
+		name   string
+		ms     *uint64
+		want   time.Duration
+		wantOK bool
+	}{
+		{"absent means default", nil, DefaultTimeout, true},
+		{"zero means default", ptrU64(0), DefaultTimeout, true},
+		{"one millisecond", ptrU64(1), time.Millisecond, true},
+		{"500 ms", ptrU64(500), 500 * time.Millisecond, true},
+		{"an hour", ptrU64(3600_000), time.Hour, true},
+		{"largest representable", ptrU64(maxMs), time.Duration(maxMs) * time.Millisecond, true},
+		{"one past largest means none", ptrU64(maxMs + 1), 0, false},
+		{"max uint64 means none", ptrU64(math.MaxUint64), 0, false},
+		{"max int64 means none", ptrU64(math.MaxInt64), 0, false},
+	}
+	for _, tc := range tests {
+		d, ok := ExecParams{TimeoutMs: tc.ms}.timeout()
+		assert.Equal(t, tc.wantOK, ok, tc.name)
+		if ok {
+			assert.Equal(t, tc.want, d, tc.name)
+			assert.Positive(t, d, "%s: overflowed", tc.name)
+		}
+	}
+	assert.Equal(t, 10*time.Second, DefaultTimeout)
+}
+
+func TestExecToolCallOutputJSON(t *testing.T) {
+	t.Parallel()
+	out := ExecToolCallOutput{
+		ExitCode:        143,
+		Stdout:          "out",
+		Stderr:          "err",
+		Duration:        1500 * time.Millisecond,
+		TimedOut:        true,
+		StdoutTruncated: true,
+		StderrTruncated: false,
+		Signal:          "SIGTERM",
+		StdoutBytes:     12345,
+		StderrBytes:     3,
+	}
+	data, err := json.Marshal(out)
+	require.NoError(t, err)
+
+	var fields map[string]any
+	require.NoError(t, json.Unmarshal(data, &fields))
+	assert.Equal(t, map[string]any{
+		"exit_code":        float64(143),
+		"stdout":           "out",
+		"stderr":           "err",
+		"duration_ms":      float64(1500),
+		"timed_out":        true,
+		"stdout_truncated": true,
+		"stderr_truncated": false,
+		"signal":           "SIGTERM",
+		"stdout_bytes":     float64(12345),
+		"stderr_bytes":     float64(3),
+	}, fields)
+
+	var back ExecToolCallOutput
+	require.NoError(t, json.Unmarshal(data, &back))
+	assert.Equal(t, out, back)
+
+	// Signal is omitted when empty; every other field is always there.
+	data, err = json.Marshal(ExecToolCallOutput{})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"exit_code":0,"stdout":"","stderr":"","duration_ms":0,"timed_out":false,
+		"stdout_truncated":false,"stderr_truncated":false,"stdout_bytes":0,"stderr_bytes":0}`, string(data))
+
+	// A pointer marshals the same way.
+	data2, err := json.Marshal(&out)
+	require.NoError(t, err)
+	assert.Contains(t, string(data2), `"duration_ms":1500`)
+	assert.NotContains(t, string(data2), "Duration")
+}
+
+func TestSandboxTypeString(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "none", SandboxNone.String())
+	assert.Equal(t, "macos-seatbelt", SandboxMacosSeatbelt.String())
+	assert.Equal(t, "linux-seccomp", SandboxLinuxSeccomp.String())
+	assert.Equal(t, "SandboxType(42)", SandboxType(42).String())
+}
+
+func TestFilterSecrets(t *testing.T) {
+	t.Parallel()
+	in := []string{
+		"PATH=/usr/bin",
+		"HOME=/root",
+		"FOO_API_KEY=1",
+		"MY_SECRET=2",
+		"GH_TOKEN=3",
+		"db_password=4",
+		"Keyring=5", // contains KEY in another case
+		"LANG=C.UTF-8",
+		"NOVALUE",
+		"EMPTY=",
+		"X=KEY=TOKEN", // only the name counts
+	}
+	got := filterSecrets(in)
+	assert.Equal(t, []string{"PATH=/usr/bin", "HOME=/root", "LANG=C.UTF-8", "NOVALUE", "EMPTY=", "X=KEY=TOKEN"}, got)
+	assert.Equal(t, "PATH=/usr/bin", in[0], "the input must not be changed")
+	assert.Equal(t, "FOO_API_KEY=1", in[2], "the input must not be changed")
+}
+
+func TestWithEnvCopies(t *testing.T) {
+	t.Parallel()
+	env := []string{"A=1", "B=2"}
+	var cfg config
+	WithEnv(env)(&cfg)
+	env[0] = "A=changed"
+	assert.Equal(t, []string{"A=1", "B=2"}, cfg.environ())
+
+	var empty config
+	WithEnv(nil)(&empty)
+	assert.Empty(t, empty.environ(), "WithEnv(nil) is an empty environment, not the host's")
+
+	var host config
+	for _, kv := range host.environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(name)
+		for _, bad := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
+			assert.NotContains(t, upper, bad)
+		}
+	}
+}

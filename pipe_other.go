@@ -1,7 +1,0 @@
-//go:build !linux
-
-package sandboxexec
-
-import "os"
-
-func enlargePipe(*os.File) {}

@@ -1,0 +1,1111 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+// Real-kernel tests of SandboxLinuxSeccomp: every command below runs under
+// the actual Landlock ruleset, seccomp filter and PID namespace, and every
+// denial is checked by the errno the command saw.
+//
+// These tests change package state (forcedLandlockABI, pidNamespaceRefused)
+// and so none of them calls t.Parallel.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentbox/sandboxexec/internal/landlock"
+)
+
+// requireSandbox skips the test when the Linux sandbox cannot be enforced in
+// full here, or fails it when SANDBOXEXEC_REQUIRE_SANDBOX=1 (CI machines that
+// must run these tests).
+func requireSandbox(t *testing.T) SandboxSupport {
+	t.Helper()
+	s := ProbeSandbox()
+	if !s.Available {
+		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("the Linux sandbox is required but not available: %s", s.Detail)
+		}
+		t.Skipf("the Linux sandbox is not available: %s", s.Detail)
+	}
+	return s
+}
+
+// lxCallLimit bounds every sandboxed call, so that a regression fails the
+// test instead of hanging the binary.
+const lxCallLimit = 20 * time.Second
+
+func lxRunParams(t *testing.T, p ExecParams, roots []string, policy SandboxPolicy, opts ...Option) (ExecToolCallOutput, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), lxCallLimit)
+	defer cancel()
+	return ProcessExecToolCall(ctx, p, SandboxLinuxSeccomp, roots, policy, opts...)
+}
+
+func lxRun(t *testing.T, cmd []string, roots []string, policy SandboxPolicy, opts ...Option) (ExecToolCallOutput, error) {
+	t.Helper()
+	return lxRunParams(t, ExecParams{Command: cmd}, roots, policy, opts...)
+}
+
+// lxRequireOK asserts the call succeeded with exit code 0.
+func lxRequireOK(t *testing.T, out ExecToolCallOutput, err error) {
+	t.Helper()
+	require.NoError(t, err, "output: %+v", out)
+	require.Equal(t, 0, out.ExitCode, "stdout: %q stderr: %q", out.Stdout, out.Stderr)
+}
+
+// lxRequireDenied asserts the call returned a *SandboxDeniedError carrying
+// the same, non-empty output that the call returned.
+func lxRequireDenied(t *testing.T, out ExecToolCallOutput, err error) {
+	t.Helper()
+	var denied *SandboxDeniedError
+	require.True(t, errors.As(err, &denied), "want *SandboxDeniedError, got %v (output %+v)", err, out)
+	assert.Equal(t, out, denied.Output)
+	assert.NotEqual(t, 0, out.ExitCode)
+	assert.NotEmpty(t, out.Stdout+out.Stderr, "a denial comes with the command's output")
+	assert.NotEmpty(t, denied.Error())
+}
+
+// lxDeniedOrNil asserts err is nil or a *SandboxDeniedError holding out.
+func lxDeniedOrNil(t *testing.T, out ExecToolCallOutput, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var denied *SandboxDeniedError
+	require.True(t, errors.As(err, &denied), "unexpected error %v (output %+v)", err, out)
+	assert.Equal(t, out, denied.Output)
+}
+
+func lxPython(t *testing.T) string {
+	t.Helper()
+	// The system interpreter, not a version-manager shim (a shell script
+	// that would itself run under the sandbox).
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	return p
+}
+
+// lxPyPrelude defines attempt(label, fn): it runs fn and prints
+// "label=OK" or "label=<ERRNO NAME> <strerror>", so that a test reads the
+// exact errno the command saw. The script exits 1 if any attempt failed.
+// check() turns a ctypes -1 return into an OSError carrying errno.
+const lxPyPrelude = `
+import ctypes, errno, os, socket, sys
+failed = False
+def attempt(label, fn):
+    global failed
+    try:
+        fn()
+    except OSError as e:
+        failed = True
+        print("%s=%s %s" % (label, errno.errorcode.get(e.errno, e.errno), e.strerror), flush=True)
+        return
+    print("%s=OK" % label, flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def check(r):
+    if r == -1:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return r
+def create(p):
+    with open(p, "w") as f:
+        f.write("sandbox")
+`
+
+// lxPy is a python3 command that runs body after lxPyPrelude, with args as
+// sys.argv[1:].
+func lxPy(t *testing.T, body string, args ...string) []string {
+	t.Helper()
+	return append([]string{lxPython(t), "-c", lxPyPrelude + body + "\nsys.exit(1 if failed else 0)\n"}, args...)
+}
+
+// lxResults reads the "label=VALUE ..." lines of an lxPy script into
+// label -> VALUE (the errno name, or OK).
+func lxResults(stdout string) map[string]string {
+	res := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	for sc.Scan() {
+		label, rest, ok := strings.Cut(sc.Text(), "=")
+		if !ok || strings.ContainsAny(label, " \t") {
+			continue
+		}
+		res[label], _, _ = strings.Cut(rest, " ")
+	}
+	return res
+}
+
+// lxPyRun runs an lxPy script sandboxed and returns its results. The call
+// must end in a nil error or a *SandboxDeniedError (a failed attempt prints
+// its strerror and exits 1).
+func lxPyRun(t *testing.T, roots []string, policy SandboxPolicy, body string, args ...string) (map[string]string, ExecToolCallOutput) {
+	t.Helper()
+	out, err := lxRun(t, lxPy(t, body, args...), roots, policy)
+	lxDeniedOrNil(t, out, err)
+	require.False(t, out.TimedOut)
+	require.Empty(t, out.Signal, "python was killed: %+v", out)
+	require.Empty(t, out.Stderr, "python failed: %s", out.Stderr)
+	return lxResults(out.Stdout), out
+}
+
+func lxSh(script string, args ...string) []string {
+	return append([]string{"sh", "-c", script, "sh"}, args...)
+}
+
+func lxRequireAbsent(t *testing.T, path string) {
+	t.Helper()
+	_, err := os.Lstat(path)
+	require.True(t, errors.Is(err, fs.ErrNotExist), "%s must not exist (lstat: %v)", path, err)
+}
+
+var lxSeq atomic.Int64
+
+// lxSleepArg is a sleep duration unique to this process and call, so that
+// /proc can be scanned for exactly the sleeps a test started.
+func lxSleepArg(whole int) string {
+	return fmt.Sprintf("%d.%d%04d", whole, os.Getpid()%100000, lxSeq.Add(1))
+}
+
+// lxPidsWithArg scans /proc for live processes that have arg among their
+// arguments (a zombie has an empty cmdline and is not counted).
+func lxPidsWithArg(arg string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			if a == arg {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+func lxKillArg(arg string) {
+	for _, pid := range lxPidsWithArg(arg) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// lxStartSleeper starts `sleep 30` outside the sandbox and returns it and a
+// function that reports whether it is still running.
+func lxStartSleeper(t *testing.T) (pid int, alive func() bool) {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	return cmd.Process.Pid, func() bool {
+		select {
+		case <-done:
+			return false
+		case <-time.After(50 * time.Millisecond):
+			return true
+		}
+	}
+}
+
+// lxSetABI plays a kernel with Landlock ABI abi (0: none) for the rest of
+// the test.
+func lxSetABI(t *testing.T, abi int) {
+	old := forcedLandlockABI
+	forcedLandlockABI = abi
+	t.Cleanup(func() { forcedLandlockABI = old })
+}
+
+// lxWithoutPIDNamespace makes the runner start commands without a PID
+// namespace for the rest of the test, as on a host without CAP_SYS_ADMIN.
+func lxWithoutPIDNamespace(t *testing.T) {
+	old := pidNamespaceRefused.Load()
+	pidNamespaceRefused.Store(true)
+	t.Cleanup(func() { pidNamespaceRefused.Store(old) })
+}
+
+func lxRealDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return d
+}
+
+func TestLinuxReadEtcPasswd(t *testing.T) {
+	requireSandbox(t)
+	out, err := lxRun(t, []string{"cat", "/etc/passwd"}, []string{t.TempDir()}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Contains(t, out.Stdout, "root:")
+	assert.False(t, out.TimedOut)
+}
+
+func TestLinuxWriteInsideRoot(t *testing.T) {
+	requireSandbox(t)
+	root := t.TempDir()
+	script := `set -e
+cd "$1"
+echo hello > a
+mv a b
+mkdir d
+echo x > d/f
+mv d/f d/g
+ln -s b link
+cat link
+rm link d/g
+rmdir d
+mkdir -p keep/sub
+echo kept > keep/sub/file
+rm b`
+	out, err := lxRun(t, lxSh(script, root), []string{root}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "hello\n", out.Stdout)
+	b, err := os.ReadFile(filepath.Join(root, "keep", "sub", "file"))
+	require.NoError(t, err)
+	assert.Equal(t, "kept\n", string(b))
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "keep", entries[0].Name())
+
+	res, _ := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+p = sys.argv[1]
+attempt("create", lambda: create(p + "/f"))
+attempt("rename", lambda: os.rename(p + "/f", p + "/g"))
+attempt("truncate", lambda: os.truncate(p + "/g", 1))
+attempt("mkdir", lambda: os.mkdir(p + "/d"))
+attempt("remove", lambda: os.remove(p + "/g"))
+attempt("rmdir", lambda: os.rmdir(p + "/d"))
+attempt("mkfifo", lambda: os.mkfifo(p + "/fifo"))
+`, root)
+	for _, l := range []string{"create", "rename", "truncate", "mkdir", "remove", "rmdir", "mkfifo"} {
+		assert.Equal(t, "OK", res[l], l)
+	}
+}
+
+func TestLinuxWriteOutsideDenied(t *testing.T) {
+	requireSandbox(t)
+	root := t.TempDir()
+	outsideDir := t.TempDir() // the test's own, not a root
+	etcPath := "/etc/sandboxexec-test-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(lxSeq.Add(1), 10)
+	t.Cleanup(func() { os.RemoveAll(etcPath); os.RemoveAll(etcPath + ".d") })
+
+	for name, target := range map[string]string{
+		"tempdir": filepath.Join(outsideDir, "f"),
+		"etc":     etcPath,
+	} {
+		t.Run(name, func(t *testing.T) {
+			res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+p = sys.argv[1]
+attempt("create", lambda: create(p))
+attempt("excl", lambda: os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)))
+attempt("mkdir", lambda: os.mkdir(p + ".d"))
+attempt("mkfifo", lambda: os.mkfifo(p))
+attempt("symlink", lambda: os.symlink("/etc/passwd", p))
+`, target)
+			for _, l := range []string{"create", "excl", "mkdir", "mkfifo", "symlink"} {
+				assert.Equal(t, "EACCES", res[l], "%s: %s", l, out.Stdout)
+			}
+			lxRequireAbsent(t, target)
+			lxRequireAbsent(t, target+".d")
+
+			// The same through a shell: exit 2 and "Permission denied",
+			// which the call reports as a denial.
+			out, err := lxRun(t, lxSh(`echo x > "$1"`, target), []string{root}, SandboxPolicy{})
+			lxRequireDenied(t, out, err)
+			assert.Equal(t, 2, out.ExitCode)
+			assert.Contains(t, out.Stderr, "Permission denied")
+			lxRequireAbsent(t, target)
+		})
+	}
+}
+
+func TestLinuxTruncateOutsideDenied(t *testing.T) {
+	requireSandbox(t)
+	root := t.TempDir()
+	keep := filepath.Join(t.TempDir(), "keep")
+	require.NoError(t, os.WriteFile(keep, []byte("precious"), 0o666))
+
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+p = sys.argv[1]
+attempt("truncate", lambda: os.truncate(p, 0))
+attempt("truncate_grow", lambda: os.truncate(p, 1 << 20))
+attempt("open_trunc", lambda: os.close(os.open(p, os.O_WRONLY | os.O_TRUNC)))
+attempt("open_rdwr", lambda: os.close(os.open(p, os.O_RDWR)))
+attempt("append", lambda: os.close(os.open(p, os.O_WRONLY | os.O_APPEND)))
+attempt("unlink", lambda: os.unlink(p))
+attempt("rename", lambda: os.rename(p, p + ".renamed"))
+def read():
+    with open(p) as f:
+        assert f.read() == "precious"
+attempt("read", read)
+`, keep)
+	for _, l := range []string{"truncate", "truncate_grow", "open_trunc", "open_rdwr", "append", "unlink", "rename"} {
+		assert.Equal(t, "EACCES", res[l], "%s: %s", l, out.Stdout)
+	}
+	assert.Equal(t, "OK", res["read"])
+	b, err := os.ReadFile(keep)
+	require.NoError(t, err)
+	assert.Equal(t, "precious", string(b))
+	lxRequireAbsent(t, keep+".renamed")
+}
+
+func TestLinuxSymlinkOutOfRoot(t *testing.T) {
+	requireSandbox(t)
+	root := t.TempDir()
+	outside := t.TempDir()
+	target := filepath.Join(outside, "target")
+	require.NoError(t, os.WriteFile(target, []byte("orig"), 0o666))
+	require.NoError(t, os.Symlink(target, filepath.Join(root, "filelink")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(root, "dirlink")))
+
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+root, outside = sys.argv[1], sys.argv[2]
+attempt("file_link", lambda: create(root + "/filelink"))
+attempt("dir_link", lambda: create(root + "/dirlink/new"))
+attempt("dir_link_mkdir", lambda: os.mkdir(root + "/dirlink/newdir"))
+attempt("own_symlink", lambda: os.symlink(outside, root + "/mine"))
+attempt("own_link_write", lambda: create(root + "/mine/new2"))
+attempt("own_link_trunc", lambda: os.truncate(root + "/mine/target", 0))
+`, root, outside)
+	assert.Equal(t, "OK", res["own_symlink"], out.Stdout) // a symlink is just a file in the root
+	for _, l := range []string{"file_link", "dir_link", "dir_link_mkdir", "own_link_write", "own_link_trunc"} {
+		assert.Equal(t, "EACCES", res[l], "%s: %s", l, out.Stdout)
+	}
+	b, err := os.ReadFile(target)
+	require.NoError(t, err)
+	assert.Equal(t, "orig", string(b))
+	lxRequireAbsent(t, filepath.Join(outside, "new"))
+	lxRequireAbsent(t, filepath.Join(outside, "newdir"))
+	lxRequireAbsent(t, filepath.Join(outside, "new2"))
+}
+
+func TestLinuxLinkAndRenameOutOfRoot(t *testing.T) {
+	requireSandbox(t)
+	root := t.TempDir()
+	outside := t.TempDir()
+	src := filepath.Join(root, "f")
+	require.NoError(t, os.WriteFile(src, []byte("data"), 0o666))
+	outsideFile := filepath.Join(outside, "theirs")
+	require.NoError(t, os.WriteFile(outsideFile, []byte("theirs"), 0o666))
+	crossDeviceOrDenied := func(t *testing.T, text string) {
+		t.Helper()
+		assert.True(t, strings.Contains(text, "Permission denied") || strings.Contains(text, "Invalid cross-device link"),
+			"want EACCES or EXDEV, got %q", text)
+	}
+
+	t.Run("ln", func(t *testing.T) {
+		out, err := lxRun(t, []string{"ln", src, filepath.Join(outside, "hard")}, []string{root}, SandboxPolicy{})
+		lxDeniedOrNil(t, out, err)
+		assert.NotEqual(t, 0, out.ExitCode)
+		crossDeviceOrDenied(t, out.Stderr)
+		lxRequireAbsent(t, filepath.Join(outside, "hard"))
+	})
+	t.Run("mv", func(t *testing.T) {
+		out, err := lxRun(t, []string{"mv", src, filepath.Join(outside, "moved")}, []string{root}, SandboxPolicy{})
+		lxDeniedOrNil(t, out, err)
+		assert.NotEqual(t, 0, out.ExitCode)
+		crossDeviceOrDenied(t, out.Stderr)
+		lxRequireAbsent(t, filepath.Join(outside, "moved"))
+		b, err := os.ReadFile(src)
+		require.NoError(t, err, "the source must survive a failed move")
+		assert.Equal(t, "data", string(b))
+	})
+	t.Run("syscalls", func(t *testing.T) {
+		res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+src, out, theirs = sys.argv[1], sys.argv[2], sys.argv[3]
+attempt("link_out", lambda: os.link(src, out + "/hard"))
+attempt("rename_out", lambda: os.rename(src, out + "/moved"))
+attempt("link_in", lambda: os.link(theirs, os.path.dirname(src) + "/stolen_link"))
+attempt("rename_in", lambda: os.rename(theirs, os.path.dirname(src) + "/stolen"))
+`, src, outside, outsideFile)
+		for _, l := range []string{"link_out", "rename_out", "rename_in"} {
+			assert.Contains(t, []string{"EACCES", "EXDEV"}, res[l], "%s: %s", l, out.Stdout)
+		}
+		// A hard link into the root only adds a name in the root; it
+		// does not change anything outside and may be allowed.
+		assert.Contains(t, []string{"OK", "EACCES", "EXDEV"}, res["link_in"], out.Stdout)
+		lxRequireAbsent(t, filepath.Join(outside, "hard"))
+		lxRequireAbsent(t, filepath.Join(outside, "moved"))
+		lxRequireAbsent(t, filepath.Join(root, "stolen"))
+		b, err := os.ReadFile(outsideFile)
+		require.NoError(t, err)
+		assert.Equal(t, "theirs", string(b))
+	})
+}
+
+func TestLinuxRootsValidation(t *testing.T) {
+	requireSandbox(t)
+	writeScript := `
+for p in sys.argv[1:]:
+    attempt(p, lambda: create(p))
+`
+	t.Run("missing root is skipped", func(t *testing.T) {
+		root := t.TempDir()
+		missing := filepath.Join(t.TempDir(), "does", "not", "exist")
+		outside := filepath.Join(t.TempDir(), "f")
+
+		res, out := lxPyRun(t, []string{missing}, SandboxPolicy{}, writeScript, outside)
+		assert.Equal(t, "EACCES", res[outside], out.Stdout)
+		lxRequireAbsent(t, outside)
+
+		inRoot := filepath.Join(root, "f")
+		res, out = lxPyRun(t, []string{missing, root}, SandboxPolicy{}, writeScript, inRoot, outside)
+		assert.Equal(t, "OK", res[inRoot], out.Stdout)
+		assert.Equal(t, "EACCES", res[outside], out.Stdout)
+		lxRequireAbsent(t, outside)
+	})
+	for name, bad := range map[string]func(t *testing.T) string{
+		"relative root": func(t *testing.T) string { return "relative/dir" },
+		"dotdot root":   func(t *testing.T) string { return t.TempDir() + "/../x" },
+		"file root": func(t *testing.T) string {
+			f := filepath.Join(t.TempDir(), "file")
+			require.NoError(t, os.WriteFile(f, nil, 0o644))
+			return f
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			marker := filepath.Join(root, "marker")
+			out, err := lxRun(t, []string{"touch", marker}, []string{root, bad(t)}, SandboxPolicy{})
+			require.Error(t, err)
+			assert.False(t, errors.Is(err, ErrSandboxUnavailable), "a bad root is the caller's mistake: %v", err)
+			var denied *SandboxDeniedError
+			assert.False(t, errors.As(err, &denied))
+			assert.Equal(t, ExecToolCallOutput{}, out)
+			lxRequireAbsent(t, marker)
+		})
+	}
+}
+
+func TestLinuxDevices(t *testing.T) {
+	requireSandbox(t)
+	out, err := lxRun(t, lxSh(`echo x > /dev/null && head -c 4 /dev/zero | od -An -tx1 && head -c 4 /dev/urandom | wc -c`),
+		[]string{t.TempDir()}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Equal(t, []string{"00", "00", "00", "00", "4"}, strings.Fields(out.Stdout))
+
+	res, o := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+def null():
+    with open("/dev/null", "w") as f:
+        f.write("x")
+def zero():
+    with open("/dev/zero", "rb") as f:
+        assert f.read(3) == b"\0\0\0"
+attempt("null", null)
+attempt("zero", zero)
+attempt("null_trunc", lambda: os.close(os.open("/dev/null", os.O_WRONLY | os.O_TRUNC)))
+attempt("create_dev", lambda: create("/dev/sandboxexec-test"))
+`)
+	assert.Equal(t, "OK", res["null"], o.Stdout)
+	assert.Equal(t, "OK", res["zero"], o.Stdout)
+	assert.Equal(t, "OK", res["null_trunc"], o.Stdout)
+	assert.Equal(t, "EACCES", res["create_dev"], o.Stdout)
+	lxRequireAbsent(t, "/dev/sandboxexec-test")
+}
+
+func TestLinuxNetwork(t *testing.T) {
+	requireSandbox(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}
+	}()
+
+	script := `
+port = int(sys.argv[1])
+def tcp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.connect(("127.0.0.1", port))
+    os.write(s.fileno(), b"x")
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(b"x", ("127.0.0.1", port))
+def udp_raw_sendto():
+    # sendto(2) itself, on whatever socket can be had.
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    check(libc.sendto(a.fileno(), b"x", 1, 0, None, 0))
+attempt("tcp", tcp)
+attempt("udp", udp)
+attempt("sendto", udp_raw_sendto)
+attempt("mptcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))
+attempt("tcp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
+attempt("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))
+attempt("packet", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0))
+`
+	t.Run("denied", func(t *testing.T) {
+		res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, script, port)
+		for _, l := range []string{"tcp", "udp", "sendto", "mptcp", "tcp6", "netlink", "packet"} {
+			assert.Equal(t, "EPERM", res[l], "%s: %s", l, out.Stdout)
+		}
+		select {
+		case c := <-accepted:
+			c.Close()
+			t.Fatal("the listener accepted a connection from a sandbox without network")
+		case <-time.After(100 * time.Millisecond):
+		}
+	})
+	t.Run("allowed", func(t *testing.T) {
+		res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{NetworkAccess: true}, script, port)
+		assert.Equal(t, "OK", res["tcp"], out.Stdout)
+		assert.Equal(t, "OK", res["udp"], out.Stdout)
+		assert.Equal(t, "OK", res["mptcp"], out.Stdout)
+		select {
+		case c, ok := <-accepted:
+			require.True(t, ok, "listener closed")
+			defer c.Close()
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			buf := make([]byte, 1)
+			n, _ := c.Read(buf)
+			assert.Equal(t, "x", string(buf[:n]))
+		case <-time.After(5 * time.Second):
+			t.Fatal("the listener accepted nothing")
+		}
+	})
+}
+
+func TestLinuxUnixSockets(t *testing.T) {
+	requireSandbox(t)
+	sockDir, err := os.MkdirTemp("", "lxsock")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	sockPath := filepath.Join(sockDir, "s")
+	ln, err := net.Listen("unix", sockPath)
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	root := t.TempDir()
+
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+path, root = sys.argv[1], sys.argv[2]
+def connect():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+def abstract():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("\0sandboxexec-test-abstract")
+def bind():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(root + "/mine.sock")
+def pair():
+    a, b = socket.socketpair()
+    assert os.write(a.fileno(), b"x") == 1
+    assert os.read(b.fileno(), 1) == b"x"
+    assert os.write(b.fileno(), b"y") == 1
+    assert os.read(a.fileno(), 1) == b"y"
+def pair_msg():
+    a, b = socket.socketpair()
+    a.sendmsg([b"z"])
+    data, _, _, _ = b.recvmsg(1)
+    assert data == b"z"
+attempt("connect", connect)
+attempt("abstract", abstract)
+attempt("bind", bind)
+attempt("socketpair", pair)
+attempt("sendmsg", pair_msg)
+`, sockPath, root)
+	assert.Equal(t, "EPERM", res["connect"], out.Stdout)
+	assert.Equal(t, "EPERM", res["abstract"], out.Stdout)
+	assert.Equal(t, "EPERM", res["bind"], out.Stdout)
+	assert.Equal(t, "OK", res["socketpair"], out.Stdout)
+	assert.Equal(t, "OK", res["sendmsg"], out.Stdout)
+	select {
+	case <-accepted:
+		t.Fatal("the UNIX listener outside the roots accepted a connection")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestLinuxSandboxEnv(t *testing.T) {
+	requireSandbox(t)
+	root := lxRealDir(t)
+	env := []string{"PATH=" + os.Getenv("PATH"), "SANDBOXEXEC_NETWORK_DISABLED=0", "TMPDIR=/tmp"}
+	script := `echo "net=${SANDBOXEXEC_NETWORK_DISABLED-unset} sb=${SANDBOXEXEC_SANDBOX-unset} tmp=$TMPDIR"`
+
+	out, err := lxRun(t, lxSh(script), []string{root}, SandboxPolicy{}, WithEnv(env))
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "net=1 sb=linux tmp="+root+"\n", out.Stdout)
+
+	out, err = lxRun(t, lxSh(script), []string{root}, SandboxPolicy{NetworkAccess: true}, WithEnv(env[:1]))
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "net=unset sb=linux tmp="+root+"\n", out.Stdout)
+}
+
+func TestLinuxCannotKillOutsideProcess(t *testing.T) {
+	s := requireSandbox(t)
+	script := `
+pid = int(sys.argv[1])
+attempt("kill", lambda: os.kill(pid, 9))
+attempt("kill0", lambda: os.kill(pid, 0))
+`
+	t.Run("default", func(t *testing.T) {
+		pid, alive := lxStartSleeper(t)
+		want := []string{"EPERM", "ESRCH"}
+		if s.PIDNamespace {
+			want = []string{"ESRCH"} // not even visible
+		}
+		res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, script, strconv.Itoa(pid))
+		assert.Contains(t, want, res["kill"], out.Stdout)
+		assert.Contains(t, want, res["kill0"], out.Stdout)
+
+		shOut, err := lxRun(t, []string{"kill", "-9", strconv.Itoa(pid)}, []string{t.TempDir()}, SandboxPolicy{})
+		lxDeniedOrNil(t, shOut, err)
+		assert.NotEqual(t, 0, shOut.ExitCode)
+		assert.Regexp(t, `(?i)no such process|operation not permitted`, shOut.Stderr)
+		assert.True(t, alive(), "the sandbox killed a process outside it")
+	})
+	t.Run("landlock signal scope without PID namespace", func(t *testing.T) {
+		if s.LandlockABI < 6 {
+			t.Skipf("Landlock ABI %d has no signal scoping", s.LandlockABI)
+		}
+		lxWithoutPIDNamespace(t)
+		pid, alive := lxStartSleeper(t)
+		res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, script, strconv.Itoa(pid))
+		assert.Equal(t, "EPERM", res["kill"], out.Stdout)
+		assert.Equal(t, "EPERM", res["kill0"], out.Stdout)
+		assert.True(t, alive(), "the sandbox killed a process outside it")
+	})
+}
+
+func TestLinuxPtraceAndProcessVM(t *testing.T) {
+	requireSandbox(t)
+	testPID := strconv.Itoa(os.Getpid())
+	body := `
+target = int(sys.argv[1])
+PTRACE_TRACEME, PTRACE_ATTACH = 0, 16
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(64)
+def vm_read(pid):
+    local = iovec(ctypes.cast(buf, ctypes.c_void_p), 64)
+    remote = iovec(ctypes.cast(buf, ctypes.c_void_p), 64)
+    check(libc.process_vm_readv(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0))
+def vm_write(pid):
+    local = iovec(ctypes.cast(buf, ctypes.c_void_p), 64)
+    remote = iovec(ctypes.cast(buf, ctypes.c_void_p), 64)
+    check(libc.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0))
+print("ppid=%d" % os.getppid())
+attempt("ptrace_parent", lambda: check(libc.ptrace(PTRACE_ATTACH, os.getppid(), None, None)))
+attempt("ptrace_host", lambda: check(libc.ptrace(PTRACE_ATTACH, target, None, None)))
+attempt("ptrace_traceme", lambda: check(libc.ptrace(PTRACE_TRACEME, 0, None, None)))
+attempt("vm_readv_host", lambda: vm_read(target))
+attempt("vm_readv_self", lambda: vm_read(os.getpid()))
+attempt("vm_writev_host", lambda: vm_write(target))
+`
+	// Run python under sh so that its parent is a real process in the
+	// sandbox (the command itself is pid 1 of its namespace, with no
+	// visible parent).
+	py := lxPy(t, body, testPID)
+	out, err := lxRun(t, append([]string{"sh", "-c", `"$@"; exit $?`, "sh"}, py...), []string{t.TempDir()}, SandboxPolicy{})
+	lxDeniedOrNil(t, out, err)
+	require.Empty(t, out.Stderr)
+	res := lxResults(out.Stdout)
+	assert.NotEqual(t, "0", res["ppid"], "python must have a parent in the sandbox")
+	for _, l := range []string{"ptrace_parent", "ptrace_host", "ptrace_traceme", "vm_readv_host", "vm_readv_self", "vm_writev_host"} {
+		assert.Equal(t, "EPERM", res[l], "%s: %s", l, out.Stdout)
+	}
+
+	if strace, err := exec.LookPath("strace"); err == nil {
+		out, err := lxRun(t, []string{strace, "-p", testPID}, []string{t.TempDir()}, SandboxPolicy{})
+		lxRequireDenied(t, out, err)
+		assert.Contains(t, out.Stderr, "Operation not permitted")
+	}
+}
+
+func TestLinuxProcStatus(t *testing.T) {
+	requireSandbox(t)
+	out, err := lxRun(t, []string{"cat", "/proc/self/status"}, []string{t.TempDir()}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Contains(t, out.Stdout, "NoNewPrivs:\t1\n")
+	assert.Contains(t, out.Stdout, "Seccomp:\t2\n")
+}
+
+func TestLinuxTIOCSTI(t *testing.T) {
+	requireSandbox(t)
+	res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+import fcntl, termios
+attempt("sti_stdin", lambda: fcntl.ioctl(0, termios.TIOCSTI, b"x"))
+# The kernel reads the request as 32 bits: high garbage must not slip past.
+attempt("sti_high", lambda: check(libc.syscall(16, 0, ctypes.c_ulong((1 << 32) | termios.TIOCSTI), b"x")))
+attempt("linux_stdin", lambda: fcntl.ioctl(0, 0x541C, b"\x06"))
+pty = []
+attempt("openpty", lambda: pty.extend(os.openpty()))
+if pty:
+    attempt("sti_pty", lambda: fcntl.ioctl(pty[1], termios.TIOCSTI, b"x"))
+    attempt("winsz_pty", lambda: fcntl.ioctl(pty[1], termios.TIOCGWINSZ, b"\0" * 8))
+`)
+	assert.Equal(t, "EPERM", res["sti_stdin"], out.Stdout)
+	assert.Equal(t, "EPERM", res["linux_stdin"], out.Stdout)
+	if runtime.GOARCH == "amd64" {
+		assert.Equal(t, "EPERM", res["sti_high"], out.Stdout)
+	}
+	if res["openpty"] == "OK" {
+		assert.Equal(t, "EPERM", res["sti_pty"], out.Stdout)
+		assert.Equal(t, "OK", res["winsz_pty"], out.Stdout)
+	} else {
+		t.Logf("openpty inside the sandbox: %s", res["openpty"])
+	}
+}
+
+func TestLinuxIoUringAndFriends(t *testing.T) {
+	requireSandbox(t)
+	body := `
+params = ctypes.create_string_buffer(120)
+attempt("io_uring_setup", lambda: check(libc.syscall(425, 8, params)))
+attempt("io_uring_enter", lambda: check(libc.syscall(426, 0, 0, 0, 0, None, 0)))
+attempt("io_uring_register", lambda: check(libc.syscall(427, 0, 0, None, 0)))
+`
+	labels := []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}
+	if runtime.GOARCH == "amd64" {
+		body += `
+attempt("bpf", lambda: check(libc.syscall(321, 0, None, 0)))
+attempt("userfaultfd", lambda: check(libc.syscall(323, 0)))
+attempt("perf_event_open", lambda: check(libc.syscall(298, None, 0, -1, -1, 0)))
+attempt("keyctl", lambda: check(libc.syscall(250, 0, 0)))
+`
+		labels = append(labels, "bpf", "userfaultfd", "perf_event_open", "keyctl")
+	}
+	res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, body)
+	for _, l := range labels {
+		assert.Equal(t, "EPERM", res[l], "%s: %s", l, out.Stdout)
+	}
+}
+
+func TestLinuxTimeoutKillsEverything(t *testing.T) {
+	requireSandbox(t)
+	arg := lxSleepArg(60)
+	t.Cleanup(func() { lxKillArg(arg) })
+	start := time.Now()
+	out, err := lxRunParams(t, ExecParams{
+		Command:   lxSh(`sleep "$1" & sleep "$1" & echo $!; wait`, arg),
+		TimeoutMs: ptrU64Linux(300),
+	}, []string{t.TempDir()}, SandboxPolicy{})
+	elapsed := time.Since(start)
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut)
+	assert.Equal(t, TimeoutExitCode, out.ExitCode)
+	assert.Less(t, elapsed, 1300*time.Millisecond)
+	assert.NotEmpty(t, strings.TrimSpace(out.Stdout), "the background pid was printed")
+	assert.Empty(t, lxPidsWithArg(arg), "a sleep survived the timeout")
+}
+
+func TestLinuxSetsidDoesNotOutlive(t *testing.T) {
+	s := requireSandbox(t)
+	if !s.PIDNamespace {
+		t.Skip("without a PID namespace a process that leaves the session escapes the kill")
+	}
+	arg := lxSleepArg(61)
+	t.Cleanup(func() { lxKillArg(arg) })
+	// A new session and a double fork; the script waits until both sleeps
+	// run before it exits.
+	script := `setsid sleep "$1" >/dev/null 2>&1 &
+( setsid sh -c 'sleep "$1" & exit 0' sh "$1" >/dev/null 2>&1 & )
+if command -v pgrep >/dev/null; then
+	i=0
+	while [ "$(pgrep -c -x -f "sleep $1")" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i+1)); done
+	echo "started $(pgrep -c -x -f "sleep $1")"
+else
+	sleep 0.3
+	echo "started 2"
+fi`
+	start := time.Now()
+	out, err := lxRun(t, lxSh(script, arg), []string{t.TempDir()}, SandboxPolicy{})
+	elapsed := time.Since(start)
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "started 2\n", out.Stdout)
+	assert.Less(t, elapsed, 3*time.Second)
+	assert.Empty(t, lxPidsWithArg(arg), "a process that left the session outlived the call")
+}
+
+func TestLinuxHostUnaffected(t *testing.T) {
+	requireSandbox(t)
+	statusLine := func(key string) string {
+		b, err := os.ReadFile("/proc/self/status")
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, key+":") {
+				return line
+			}
+		}
+		return ""
+	}
+	nnpBefore, seccompBefore := statusLine("NoNewPrivs"), statusLine("Seccomp")
+
+	root := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "host-file")
+	out, err := lxRun(t, lxSh(`echo x > "$1"`, outside), []string{root}, SandboxPolicy{})
+	lxRequireDenied(t, out, err)
+	lxRequireAbsent(t, outside)
+
+	require.NoError(t, os.WriteFile(outside, []byte("host"), 0o644), "the host must still write outside the roots")
+	require.NoError(t, os.Truncate(outside, 1))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err, "the host must keep its network")
+	ln.Close()
+	assert.Equal(t, nnpBefore, statusLine("NoNewPrivs"))
+	assert.Equal(t, seccompBefore, statusLine("Seccomp"))
+}
+
+func TestLinuxWorkdirAndLookup(t *testing.T) {
+	requireSandbox(t)
+	root := lxRealDir(t)
+	roots := []string{root}
+
+	out, err := lxRunParams(t, ExecParams{Command: []string{"pwd"}, Workdir: root}, roots, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Equal(t, root+"\n", out.Stdout)
+
+	out, err = lxRunParams(t, ExecParams{Command: []string{"pwd"}, Workdir: "/etc"}, roots, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "/etc\n", out.Stdout, "a read-only workdir is fine")
+
+	var denied *SandboxDeniedError
+	_, err = lxRunParams(t, ExecParams{Command: []string{"pwd"}, Workdir: filepath.Join(root, "missing")}, roots, SandboxPolicy{})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.False(t, errors.As(err, &denied))
+
+	_, err = lxRun(t, []string{"sandboxexec-no-such-program-x"}, roots, SandboxPolicy{})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, exec.ErrNotFound)
+	assert.False(t, errors.As(err, &denied))
+}
+
+func TestLinuxDenialClassification(t *testing.T) {
+	s := requireSandbox(t)
+	roots := []string{t.TempDir()}
+	var denied *SandboxDeniedError
+
+	for _, code := range []int{3, 126} {
+		out, err := lxRun(t, lxSh("exit "+strconv.Itoa(code)), roots, SandboxPolicy{})
+		require.NoError(t, err, "exit %d", code)
+		assert.Equal(t, code, out.ExitCode)
+	}
+
+	// A timeout never counts, even with a denial message in the output.
+	out, err := lxRunParams(t, ExecParams{
+		Command:   lxSh(`echo "sh: x: Permission denied" >&2; exec sleep 5`),
+		TimeoutMs: ptrU64Linux(200),
+	}, roots, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut)
+	assert.False(t, errors.As(err, &denied))
+
+	// A seccomp kill: an x32 system call is of a foreign ABI, which the
+	// filter answers by killing the process with SIGSYS.
+	if runtime.GOARCH == "amd64" {
+		out, err = lxRun(t, lxPy(t, `libc.syscall(0x40000000 | 39)
+print("survived")`), roots, SandboxPolicy{})
+		lxRequireDeniedSignal(t, out, err)
+		assert.NotContains(t, out.Stdout, "survived")
+	}
+
+	// A shell whose child died of SIGSYS says "Bad system call".
+	out, err = lxRun(t, lxSh(`sh -c 'kill -SYS $$'; exit $?`), roots, SandboxPolicy{})
+	lxRequireDenied(t, out, err)
+	assert.Equal(t, 128+int(syscall.SIGSYS), out.ExitCode)
+	assert.Empty(t, out.Signal)
+	assert.Contains(t, out.Stderr, "Bad system call")
+
+	// A command that signals itself. With a PID namespace the command is
+	// pid 1 of it, and pid 1 ignores a signal it has no handler for when
+	// it comes from inside its namespace: the shell survives its own
+	// kill -SYS. Without the namespace it dies of it, and that is a denial.
+	if s.PIDNamespace {
+		out, err = lxRun(t, lxSh(`kill -SYS $$; echo "survived as pid $$"`), roots, SandboxPolicy{})
+		t.Logf("sh -c 'kill -SYS $$' as pid 1 of its namespace: exit %d, signal %q, stdout %q, err %v",
+			out.ExitCode, out.Signal, out.Stdout, err)
+	}
+	t.Run("self-signal without PID namespace", func(t *testing.T) {
+		lxWithoutPIDNamespace(t)
+		out, err := lxRun(t, lxSh(`kill -SYS $$; echo survived`), roots, SandboxPolicy{})
+		lxRequireDeniedSignal(t, out, err)
+		assert.Empty(t, out.Stdout)
+	})
+}
+
+func lxRequireDeniedSignal(t *testing.T, out ExecToolCallOutput, err error) {
+	t.Helper()
+	lxRequireDeniedNoOutput(t, out, err)
+	assert.Equal(t, "SIGSYS", out.Signal)
+	assert.Equal(t, 128+int(syscall.SIGSYS), out.ExitCode)
+}
+
+// lxRequireDeniedNoOutput is lxRequireDenied for a command that may have
+// been killed before it printed anything.
+func lxRequireDeniedNoOutput(t *testing.T, out ExecToolCallOutput, err error) {
+	t.Helper()
+	var denied *SandboxDeniedError
+	require.True(t, errors.As(err, &denied), "want *SandboxDeniedError, got %v (output %+v)", err, out)
+	assert.Equal(t, out, denied.Output)
+}
+
+func ptrU64Linux(n uint64) *uint64 { return &n }
+
+func TestLinuxFailClosedAndBestEffort(t *testing.T) {
+	s := requireSandbox(t)
+	netScript := `attempt("tcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+for p in sys.argv[1:]:
+    attempt(p, lambda: create(p))
+`
+	t.Run("no landlock", func(t *testing.T) {
+		lxSetABI(t, 0)
+		p := ProbeSandbox()
+		assert.False(t, p.Available)
+		assert.NotEmpty(t, p.Detail)
+
+		root := t.TempDir()
+		marker := filepath.Join(root, "marker")
+		out, err := lxRun(t, []string{"touch", marker}, []string{root}, SandboxPolicy{})
+		require.ErrorIs(t, err, ErrSandboxUnavailable)
+		assert.Equal(t, ExecToolCallOutput{}, out)
+		lxRequireAbsent(t, marker)
+
+		res, o := lxPyRun(t, []string{root}, SandboxPolicy{BestEffort: true}, netScript, marker)
+		assert.Equal(t, "OK", res[marker], o.Stdout)
+		assert.FileExists(t, marker)
+		assert.Equal(t, "EPERM", res["tcp"], "seccomp still denies the network: %s", o.Stdout)
+	})
+	t.Run("abi 2", func(t *testing.T) {
+		lxSetABI(t, 2)
+		assert.False(t, ProbeSandbox().Available)
+		root := t.TempDir()
+		marker := filepath.Join(root, "marker")
+		outside := filepath.Join(t.TempDir(), "outside")
+		out, err := lxRun(t, []string{"touch", marker}, []string{root}, SandboxPolicy{})
+		require.ErrorIs(t, err, ErrSandboxUnavailable)
+		assert.Equal(t, ExecToolCallOutput{}, out)
+		lxRequireAbsent(t, marker)
+
+		res, o := lxPyRun(t, []string{root}, SandboxPolicy{BestEffort: true}, netScript, marker, outside)
+		assert.Equal(t, "OK", res[marker], o.Stdout)
+		assert.Equal(t, "EACCES", res[outside], "ABI 2 still handles writes: %s", o.Stdout)
+		assert.Equal(t, "EPERM", res["tcp"], o.Stdout)
+		assert.FileExists(t, marker)
+		lxRequireAbsent(t, outside)
+	})
+	t.Run("abi 5", func(t *testing.T) {
+		if s.LandlockABI < 5 {
+			t.Skipf("the kernel has Landlock ABI %d", s.LandlockABI)
+		}
+		lxSetABI(t, 5)
+		assert.True(t, ProbeSandbox().Available)
+		_, _, scoped := landlock.Handled(5, landlock.Rules{DenyNetwork: true})
+		assert.Zero(t, scoped, "ABI 5 has no scopes")
+
+		root := t.TempDir()
+		marker := filepath.Join(root, "marker")
+		outside := filepath.Join(t.TempDir(), "outside")
+		res, o := lxPyRun(t, []string{root}, SandboxPolicy{}, netScript, marker, outside)
+		assert.Equal(t, "OK", res[marker], o.Stdout)
+		assert.Equal(t, "EACCES", res[outside], o.Stdout)
+		assert.Equal(t, "EPERM", res["tcp"], o.Stdout)
+		lxRequireAbsent(t, outside)
+
+		killScript := `attempt("kill", lambda: os.kill(int(sys.argv[1]), 9))`
+		if s.PIDNamespace {
+			pid, alive := lxStartSleeper(t)
+			res, o := lxPyRun(t, []string{root}, SandboxPolicy{}, killScript, strconv.Itoa(pid))
+			assert.Equal(t, "ESRCH", res["kill"], "the PID namespace hides the host's processes: %s", o.Stdout)
+			assert.True(t, alive())
+		}
+
+		// Without the PID namespace nothing confines signals at ABI 5:
+		// the host's process (our own sleep) can be killed. This is
+		// why the namespace matters on such kernels.
+		lxWithoutPIDNamespace(t)
+		pid, alive := lxStartSleeper(t)
+		res, o = lxPyRun(t, []string{root}, SandboxPolicy{}, killScript, strconv.Itoa(pid))
+		assert.Equal(t, "OK", res["kill"], "no signal scope at ABI 5: %s", o.Stdout)
+		assert.False(t, alive(), "no signal scope at ABI 5")
+	})
+}
+
+func TestLinuxConcurrentCalls(t *testing.T) {
+	requireSandbox(t)
+	const n = 20
+	roots := make([]string, n)
+	for i := range roots {
+		roots[i] = t.TempDir()
+	}
+	var wg sync.WaitGroup
+	outs := make([]ExecToolCallOutput, n)
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), lxCallLimit)
+			defer cancel()
+			neighbour := roots[(i+1)%n]
+			outs[i], errs[i] = ProcessExecToolCall(ctx, ExecParams{Command: lxSh(
+				`echo "$1" > "$2/own" && cat "$2/own" && if echo x > "$3/intruder"; then echo LEAK; fi`,
+				strconv.Itoa(i), roots[i], neighbour)}, SandboxLinuxSeccomp, []string{roots[i]}, SandboxPolicy{})
+		}(i)
+	}
+	wg.Wait()
+	for i := 0; i < n; i++ {
+		require.NoError(t, errs[i], "call %d: %+v", i, outs[i])
+		assert.Equal(t, 0, outs[i].ExitCode, "call %d", i)
+		assert.Equal(t, strconv.Itoa(i)+"\n", outs[i].Stdout, "call %d", i)
+		assert.Contains(t, outs[i].Stderr, "Permission denied", "call %d", i)
+		b, err := os.ReadFile(filepath.Join(roots[i], "own"))
+		require.NoError(t, err)
+		assert.Equal(t, strconv.Itoa(i)+"\n", string(b))
+		lxRequireAbsent(t, filepath.Join(roots[i], "intruder"))
+	}
+}
