@@ -12,6 +12,10 @@ package sandboxexec
 // shell pipelines that do the same without the library. The concurrency
 // benchmarks keep 1, 8 or 64 sandboxed calls in flight (calls/s).
 //
+// Each capture iteration moves 1 GiB, so at 200x the capture benchmarks take
+// minutes; -bench Capture -benchtime 5x is enough for them. With -short the
+// capture benchmarks and 64 in flight are skipped.
+//
 // These numbers come from separate benchmark runs, one after the other; for
 // ratios measured alternately in one run, use go run ./internal/benchtable.
 
@@ -28,6 +32,10 @@ import (
 
 const benchCaptureBytes = 1 << 30
 
+// benchCaptureTimeoutMs replaces DefaultTimeout for the capture calls: 1 GiB
+// may take more than 10 s on a slow or loaded machine.
+var benchCaptureTimeoutMs uint64 = 300_000
+
 // benchSandbox skips b when the platform sandbox cannot be enforced here.
 func benchSandbox(b *testing.B) {
 	b.Helper()
@@ -38,7 +46,12 @@ func benchSandbox(b *testing.B) {
 
 // benchRun is one call of cmd, failing b on any error or a non-zero exit.
 func benchRun(b *testing.B, cmd []string, st SandboxType, roots []string) ExecToolCallOutput {
-	out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: cmd}, st, roots, SandboxPolicy{})
+	return benchRunParams(b, ExecParams{Command: cmd}, st, roots)
+}
+
+func benchRunParams(b *testing.B, p ExecParams, st SandboxType, roots []string) ExecToolCallOutput {
+	cmd := p.Command
+	out, err := ProcessExecToolCall(context.Background(), p, st, roots, SandboxPolicy{})
 	if err != nil {
 		b.Fatalf("%v: %v", cmd, err)
 	}
@@ -95,9 +108,15 @@ func BenchmarkSpawnBubblewrap(b *testing.B) {
 	}
 }
 
+// heapSamplePeriod is how often heapSampler reads the heap. The buffers a
+// call allocates stay live until it returns, and finish reads the heap once
+// more after it (nothing is freed before the next GC), so a coarse period
+// loses nothing while keeping the sampler's wakeups out of the timing.
+const heapSamplePeriod = 5 * time.Millisecond
+
 // heapSampler follows HeapInuse (heap objects plus unused heap spans, as in
 // runtime.MemStats, but read through runtime/metrics, which does not stop
-// the world) every millisecond and keeps its highest value.
+// the world) every heapSamplePeriod and keeps its highest value.
 type heapSampler struct {
 	samples []metrics.Sample
 	max     atomic.Uint64
@@ -125,7 +144,7 @@ func startHeapSampler() (*heapSampler, uint64) {
 	h.done.Add(1)
 	go func() {
 		defer h.done.Done()
-		t := time.NewTicker(time.Millisecond)
+		t := time.NewTicker(heapSamplePeriod)
 		defer t.Stop()
 		for {
 			select {
@@ -162,7 +181,7 @@ func benchCapture(b *testing.B, cmd []string) {
 		runtime.GC() // a low, steady baseline for the heap growth
 		h, base := startHeapSampler()
 		b.StartTimer()
-		out := benchRun(b, cmd, SandboxNone, nil)
+		out := benchRunParams(b, ExecParams{Command: cmd, TimeoutMs: &benchCaptureTimeoutMs}, SandboxNone, nil)
 		b.StopTimer()
 		if peak := h.finish(); peak > base {
 			growth = max(growth, peak-base)

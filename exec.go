@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -277,6 +278,10 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		if stdinCopy != nil {
 			stdinCopy.abort()
 		}
+		if errors.Is(err, syscall.E2BIG) {
+			err = fmt.Errorf("sandboxexec: the command's arguments and environment are too large "+
+				"for the kernel (%s): %w", argSizes(req), syscall.E2BIG)
+		}
 		return ExecToolCallOutput{}, err
 	}
 	if ch.release != nil {
@@ -360,6 +365,21 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		return out, fmt.Errorf("sandboxexec: wait: %w", waitErr)
 	}
 	return out, nil
+}
+
+// argSizes describes what execve counts against its limits: the total size
+// of the argument and environment strings, and the longest one (Linux also
+// caps each string, at 128 KiB with 4 KiB pages).
+func argSizes(req *spawnRequest) string {
+	total, longest := 0, 0
+	for _, list := range [][]string{req.argv, req.env} {
+		for _, s := range list {
+			total += len(s) + 1
+			longest = max(longest, len(s))
+		}
+	}
+	return fmt.Sprintf("args: %d, env entries: %d, %d bytes in all, longest string %d bytes",
+		len(req.argv), len(req.env), total, longest)
 }
 
 // waitBounded waits for the drains to reach EOF, and after drainGrace makes

@@ -3,7 +3,6 @@
 package sandboxexec
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,30 +25,11 @@ func startPlain(req *spawnRequest) (*child, error) {
 		Files: req.stdio[:],
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
-	if errors.Is(err, syscall.E2BIG) {
-		return nil, fmt.Errorf("sandboxexec: the command's arguments and environment are too large "+
-			"for the kernel (%s): %w", argSizes(req), err)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("sandboxexec: %w", err)
 	}
 	pid := p.Pid
 	return &child{process: p, killAll: func() { killGroup(pid) }}, nil
-}
-
-// argSizes describes what execve counts against its limits: the total size
-// of the argument and environment strings, and the longest one (Linux also
-// caps each string, at 128 KiB with 4 KiB pages).
-func argSizes(req *spawnRequest) string {
-	total, longest := 0, 0
-	for _, list := range [][]string{req.argv, req.env} {
-		for _, s := range list {
-			total += len(s) + 1
-			longest = max(longest, len(s))
-		}
-	}
-	return fmt.Sprintf("args: %d, env entries: %d, %d bytes in all, longest string %d bytes",
-		len(req.argv), len(req.env), total, longest)
 }
 
 // fSetPipeSize is F_SETPIPE_SZ, which only Linux has.

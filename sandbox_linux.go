@@ -180,13 +180,16 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		return nil, fmt.Errorf("sandboxexec: %w", err)
 	}
 	c := &child{process: p, killAll: func() { killGroup(pid) }}
-	if group != nil {
+	if group != nil && !attr.NewPIDNamespace {
 		// The cgroup reaches what left the process group; without a PID
-		// namespace it is what kills a setsid'd descendant.
+		// namespace it is what kills a setsid'd descendant. (With one, the
+		// kernel kills the namespace when its init, the command, dies.)
 		c.killAll = func() {
 			killGroup(pid)
 			group.Kill()
 		}
+	}
+	if group != nil {
 		c.release = group.Remove
 	}
 	return c, nil

@@ -571,7 +571,7 @@ def udp():
     s.sendto(b"x", ("127.0.0.1", port))
 def udp_raw_sendto():
     # sendto(2) itself, on whatever socket can be had.
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a, b = socket.socketpair()
     check(libc.sendto(a.fileno(), b"x", 1, 0, None, 0))
 attempt("tcp", tcp)
 attempt("udp", udp)
@@ -628,6 +628,12 @@ func TestLinuxUnixSockets(t *testing.T) {
 			accepted <- struct{}{}
 		}
 	}()
+	// A datagram socket needs no connect: sendmsg with a destination
+	// reaches it, so datagram UNIX sockets are refused outright.
+	dgramPath := filepath.Join(sockDir, "d")
+	dgram, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: dgramPath, Net: "unixgram"})
+	require.NoError(t, err)
+	defer dgram.Close()
 	root := t.TempDir()
 
 	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
@@ -657,12 +663,26 @@ attempt("abstract", abstract)
 attempt("bind", bind)
 attempt("socketpair", pair)
 attempt("sendmsg", pair_msg)
-`, sockPath, root)
+def dgram_sendmsg():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.sendmsg([b"d"], [], 0, sys.argv[3])
+def dgram_pair_sendmsg():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendmsg([b"d"], [], 0, sys.argv[3])
+attempt("dgram", dgram_sendmsg)
+attempt("dgrampair", dgram_pair_sendmsg)
+`, sockPath, root, dgramPath)
 	assert.Equal(t, "EPERM", res["connect"], out.Stdout)
 	assert.Equal(t, "EPERM", res["abstract"], out.Stdout)
 	assert.Equal(t, "EPERM", res["bind"], out.Stdout)
 	assert.Equal(t, "OK", res["socketpair"], out.Stdout)
 	assert.Equal(t, "OK", res["sendmsg"], out.Stdout)
+	assert.Equal(t, "EPERM", res["dgram"], out.Stdout)
+	assert.Equal(t, "EPERM", res["dgrampair"], out.Stdout)
+	dgram.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, _, err := dgram.ReadFrom(make([]byte, 8)); err == nil {
+		t.Fatalf("the datagram socket outside the roots received %d bytes", n)
+	}
 	select {
 	case <-accepted:
 		t.Fatal("the UNIX listener outside the roots accepted a connection")

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchtable measures sandboxexec side by side with what it is
 // compared against, and prints one table:
 //
@@ -18,7 +20,13 @@
 //   - capture: 1 GiB from head and from dd through ProcessExecToolCall
 //     (SandboxNone), with the host's heap growth during the call, against
 //     `head | cat >/dev/null` (the floor) and `head >/dev/null`;
-//   - concurrency: sandboxed /bin/true with 1, 8 and 64 calls in flight.
+//   - concurrency: sandboxed /bin/true with 1, 8 and 64 calls in flight, and
+//     bare os/exec with 1 and 8 in flight for reference: what this machine
+//     allows any spawner.
+//
+// Beside wall time, each row shows the CPU time it took (this process and its
+// reaped children, from getrusage) per call or per GiB: on a loaded machine
+// a wall-time ratio also says how many cores were free, CPU time does not.
 //
 // Below the table it prints each target with PASS or MISS. The exit status is
 // 0 unless a row could not run, or, with -strict, a target was missed.
@@ -41,6 +49,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -66,14 +75,10 @@ func main() {
 		}
 		return
 	}
-	rounds := flag.Int("rounds", 10, "rounds; each measures every row once")
-	quick := flag.Bool("quick", false, "a smoke run: 3 rounds, small batches, 256 MiB captures")
+	rounds := flag.Int("rounds", 15, "rounds; each measures every row once")
+	quick := flag.Bool("quick", false, "a smoke run: 3 rounds (unless -rounds is given), small batches, 256 MiB captures")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
 	flag.Parse()
-	if runtime.GOOS != "linux" {
-		fmt.Fprintln(os.Stderr, "benchtable: Linux only (it compares SandboxLinuxSeccomp with os/exec and bubblewrap)")
-		os.Exit(2)
-	}
 	cfg := config{rounds: *rounds, spawnBatch: 20, captureBytes: gib, concBatch: map[int]int{1: 32, 8: 64, 64: 256}}
 	if *quick {
 		roundsSet := false
@@ -110,25 +115,16 @@ type config struct {
 // always the slow tail; rates are derived for display.
 type row struct {
 	name    string
-	skip    string // why the row was not measured
-	samples []float64
-	growth  uint64 // capture rows: highest heap growth seen, bytes
-	measure func() error
-	// selfTimed says measure appends its own sample; otherwise step times
-	// it.
-	selfTimed bool
+	skip    string    // why the row is not measured
+	wall    []float64 // seconds per unit
+	cpu     []float64 // CPU seconds per unit; none where it cannot be seen
+	growth  uint64    // capture rows: highest heap growth seen, bytes
+	measure func(r *row) error
 }
 
-// step measures r once.
-func (r *row) step() error {
-	if r.selfTimed {
-		return r.measure()
-	}
-	return r.timed(r.measure)
-}
-
-func (r *row) median() float64 { return quantile(r.samples, 0.5) }
-func (r *row) p90() float64    { return quantile(r.samples, 0.9) }
+func (r *row) median() float64 { return quantile(r.wall, 0.5) }
+func (r *row) p90() float64    { return quantile(r.wall, 0.9) }
+func (r *row) ok() bool        { return r.skip == "" && len(r.wall) > 0 }
 
 // quantile is the nearest-rank quantile q of s, NaN for none.
 func quantile(s []float64, q float64) float64 {
@@ -141,15 +137,34 @@ func quantile(s []float64, q float64) float64 {
 	return c[max(0, min(i, len(c)-1))]
 }
 
-// timed appends the seconds f took to r.
-func (r *row) timed(f func() error) error {
-	start := time.Now()
+// cpuTime is the CPU time of this process and of its reaped children.
+func cpuTime() time.Duration {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	sum := func(r *syscall.Rusage) time.Duration {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return sum(&self) + sum(&children)
+}
+
+// timed runs f, which does units of work, and records wall and CPU time per
+// unit.
+func (r *row) timed(units int, f func() error) error {
+	c0, t0 := cpuTime(), time.Now()
 	err := f()
-	r.samples = append(r.samples, time.Since(start).Seconds())
+	wall, cpu := time.Since(t0), cpuTime()-c0
+	r.wall = append(r.wall, wall.Seconds()/float64(units))
+	r.cpu = append(r.cpu, cpu.Seconds()/float64(units))
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
 	return nil
+}
+
+// simple is a row that times one run of f per measurement.
+func simple(name string, f func() error) *row {
+	return &row{name: name, measure: func(r *row) error { return r.timed(1, f) }}
 }
 
 func run(cfg config) (missed bool, err error) {
@@ -162,86 +177,104 @@ func run(cfg config) (missed bool, err error) {
 	defer os.RemoveAll(root)
 	roots := []string{root}
 	sandboxed := func() error { return sandboxedTrue(roots) }
+	bareTrue := func() error { return exec.Command(trueCmd[0]).Run() }
 
-	support := sandboxexec.ProbeSandbox()
 	noSandbox := ""
-	if !support.Available {
-		noSandbox = "the Linux sandbox is not available here: " + support.Detail
+	if s := sandboxexec.ProbeSandbox(); !s.Available {
+		noSandbox = "the Linux sandbox is not available here: " + s.Detail
 	}
 
-	bare := &row{name: "bare os/exec", measure: func() error { return exec.Command(trueCmd[0]).Run() }}
-	none := &row{name: "SandboxNone", measure: func() error { return call(trueCmd, sandboxexec.SandboxNone, nil) }}
-	small := &row{name: "SandboxLinuxSeccomp (zero policy, 1 root)", skip: noSandbox, measure: sandboxed}
-	bwrap := &row{name: "bubblewrap", measure: nil}
+	// Spawn rows.
+	bare := simple("bare os/exec", bareTrue)
+	none := simple("SandboxNone", func() error { return call(trueCmd, sandboxexec.SandboxNone, nil) })
+	small := simple("SandboxLinuxSeccomp (zero policy, 1 root)", sandboxed)
+	small.skip = noSandbox
+	bwrap := &row{name: "bubblewrap (--ro-bind / / --unshare-net ...)"}
 	if path, err := exec.LookPath("bwrap"); err != nil {
 		bwrap.skip = "bwrap is not installed (apt-get install -y bubblewrap)"
 	} else {
 		args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--bind", root, root,
 			"--unshare-net", "--die-with-parent", trueCmd[0]}
-		bwrap.measure = func() error { return exec.Command(path, args...).Run() }
+		bwrap.measure = func(r *row) error { return r.timed(1, exec.Command(path, args...).Run) }
 		if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
 			bwrap.skip = fmt.Sprintf("bwrap cannot run here: %v: %s", err, strings.TrimSpace(string(out)))
 		}
 	}
 	large := &row{name: "SandboxLinuxSeccomp, host with 4 GiB live heap", skip: noSandbox}
-	var host *largeHost
 	if large.skip == "" {
 		fmt.Fprintln(os.Stderr, "starting the large-host child (it allocates and touches 4 GiB first)...")
-		host, err = startLargeHost()
+		host, err := startLargeHost()
 		if err != nil {
 			large.skip = err.Error()
 		} else {
 			defer host.close()
 			large.name = fmt.Sprintf("SandboxLinuxSeccomp, host with %.1f GiB live heap", float64(host.heap)/gib)
-			large.measure, large.selfTimed = func() error {
-				d, err := host.call()
-				large.samples = append(large.samples, d.Seconds())
-				return err
-			}, true
+			large.measure = func(r *row) error {
+				wall, cpu, err := host.call()
+				if err != nil {
+					return fmt.Errorf("%s: %w", r.name, err)
+				}
+				r.wall, r.cpu = append(r.wall, wall.Seconds()), append(r.cpu, cpu.Seconds())
+				return nil
+			}
 		}
 	}
 	spawn := []*row{bare, none, small, bwrap, large}
 
+	// Capture rows.
 	size := strconv.FormatInt(cfg.captureBytes, 10)
 	label := fmt.Sprintf("%d MiB", cfg.captureBytes/mib)
 	if cfg.captureBytes%gib == 0 {
 		label = fmt.Sprintf("%d GiB", cfg.captureBytes/gib)
 	}
-	headCap := &row{name: "ProcessExecToolCall: head -c " + label, selfTimed: true}
-	headCap.measure = func() error {
-		return captureCall(headCap, []string{"head", "-c", size, "/dev/zero"}, cfg.captureBytes)
-	}
-	ddCap := &row{name: "ProcessExecToolCall: dd bs=1M", selfTimed: true}
-	ddCap.measure = func() error {
-		return captureCall(ddCap, []string{"dd", "if=/dev/zero", "bs=1M", "count=" + strconv.FormatInt(cfg.captureBytes/mib, 10), "status=none"}, cfg.captureBytes)
-	}
-	catCap := &row{name: "sh: head | cat >/dev/null", measure: func() error {
-		return exec.Command("sh", "-c", "head -c "+size+" /dev/zero | cat >/dev/null").Run()
+	headCmd := []string{"head", "-c", size, "/dev/zero"}
+	ddCmd := []string{"dd", "if=/dev/zero", "bs=1M", "count=" + strconv.FormatInt(cfg.captureBytes/mib, 10), "status=none"}
+	catCap := &row{name: "sh: head | cat >/dev/null", measure: func(r *row) error {
+		return r.timed(1, exec.Command("sh", "-c", "head -c "+size+" /dev/zero | cat >/dev/null").Run)
 	}}
-	nullCap := &row{name: "sh: head >/dev/null", measure: func() error {
-		return exec.Command("sh", "-c", "head -c "+size+" /dev/zero >/dev/null").Run()
+	headCap := &row{name: "ProcessExecToolCall: head -c " + label,
+		measure: func(r *row) error { return captureCall(r, headCmd, cfg.captureBytes) }}
+	ddCap := &row{name: "ProcessExecToolCall: dd bs=1M",
+		measure: func(r *row) error { return captureCall(r, ddCmd, cfg.captureBytes) }}
+	nullCap := &row{name: "sh: head >/dev/null", measure: func(r *row) error {
+		return r.timed(1, exec.Command("sh", "-c", "head -c "+size+" /dev/zero >/dev/null").Run)
 	}}
 	capture := []*row{catCap, headCap, ddCap, nullCap}
 
-	conc := map[int]*row{}
-	var concRows []*row
-	for _, n := range []int{1, 8, 64} {
-		r := &row{name: fmt.Sprintf("%d in flight", n), skip: noSandbox, selfTimed: true}
-		batch := cfg.concBatch[n]
-		r.measure = func() error { return concurrentBatch(r, roots, n, batch) }
-		conc[n] = r
-		concRows = append(concRows, r)
+	// Concurrency rows.
+	concRow := func(name string, f func() error, inFlight int, skip string) *row {
+		batch := cfg.concBatch[inFlight]
+		return &row{name: name, skip: skip, measure: func(r *row) error {
+			return r.timed(batch, func() error { return concurrent(f, inFlight, batch) })
+		}}
 	}
+	conc1 := concRow("sandboxed, 1 in flight", sandboxed, 1, noSandbox)
+	conc8 := concRow("sandboxed, 8 in flight", sandboxed, 8, noSandbox)
+	conc64 := concRow("sandboxed, 64 in flight", sandboxed, 64, noSandbox)
+	bare1 := concRow("bare os/exec, 1 in flight (reference)", bareTrue, 1, "")
+	bare8 := concRow("bare os/exec, 8 in flight (reference)", bareTrue, 8, "")
+	concRows := []*row{conc1, conc8, conc64, bare1, bare8}
 
+	all := append(append(append([]*row{}, spawn...), capture...), concRows...)
 	fmt.Printf("run: %d rounds after one warm-up round; each round runs every row once, in a rotating order\n", cfg.rounds)
-	fmt.Printf("     (spawn rows: %d calls each, interleaved call by call; concurrency rows: a batch of calls)\n\n", cfg.spawnBatch)
+	fmt.Printf("     (spawn rows: %d calls each, interleaved call by call; concurrency rows: one batch each)\n\n", cfg.spawnBatch)
 
+	measure := func(rows []*row) error {
+		for _, r := range rows {
+			if r.skip == "" {
+				if err := r.measure(r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 	// The warm-up round (round -1) does the one-time work (Landlock and
 	// cgroup probes, page cache, the child's first call) and is dropped.
 	for round := -1; round < cfg.rounds; round++ {
 		if round == 0 {
-			for _, r := range append(append(append([]*row{}, spawn...), capture...), concRows...) {
-				r.samples, r.growth = nil, 0
+			for _, r := range all {
+				r.wall, r.cpu, r.growth = nil, nil, 0
 			}
 		}
 		start := time.Now()
@@ -250,46 +283,38 @@ func run(cfg config) (missed bool, err error) {
 			batch = 1
 		}
 		for i := 0; i < batch; i++ {
-			for _, r := range rotate(spawn, round*batch+i) {
-				if r.skip == "" {
-					if err := r.step(); err != nil {
-						return false, err
-					}
-				}
-			}
-		}
-		for _, r := range rotate(capture, round) {
-			if err := r.step(); err != nil {
+			if err := measure(rotate(spawn, round*batch+i)); err != nil {
 				return false, err
 			}
 		}
-		for _, r := range rotate(concRows, round) {
-			if r.skip == "" {
-				if err := r.step(); err != nil {
-					return false, err
-				}
-			}
+		if err := measure(rotate(capture, round)); err != nil {
+			return false, err
+		}
+		if err := measure(rotate(concRows, round)); err != nil {
+			return false, err
 		}
 		if round >= 0 {
 			fmt.Fprintf(os.Stderr, "round %d/%d: %.1fs\n", round+1, cfg.rounds, time.Since(start).Seconds())
 		}
 	}
 
-	// The table.
+	// The table. Values are padded to a width so that they line up
+	// right-aligned in tabwriter's left-aligned columns.
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "row\tmedian\tp90\tratio\tvs\theap growth\tn")
+	fmt.Fprintln(tw, "row\tmedian\tp90\tratio\tvs\tcpu\theap growth\tn")
 	ms := func(s float64) string { return fmt.Sprintf("%8.2f ms", s*1e3) }
-	// Values are padded to a width so that they line up right-aligned.
-	fmt.Fprintln(tw, "spawn /bin/true (latency per call)\t\t\t\t\t\t")
+	cpuMs := func(s float64) string { return fmt.Sprintf("%6.2f ms/call", s*1e3) }
+	fmt.Fprintln(tw, "spawn /bin/true (latency per call)\t\t\t\t\t\t\t")
 	for _, r := range spawn {
 		vs := "bare"
 		if r == bare {
 			vs = "(floor)"
 		}
-		printRow(tw, r, ms, r.median()/bare.median(), vs, "")
+		printRow(tw, r, ms, cpuMs, r.median()/bare.median(), vs, "")
 	}
 	mbps := func(s float64) string { return fmt.Sprintf("%6.0f MB/s", float64(cfg.captureBytes)/s/1e6) }
-	fmt.Fprintf(tw, "capture %s (throughput; p90 = slow tail)\t\t\t\t\t\t\n", label)
+	cpuGiB := func(s float64) string { return fmt.Sprintf("%6.2f s/GiB", s*gib/float64(cfg.captureBytes)) }
+	fmt.Fprintf(tw, "capture %s (throughput; p90 = slow tail)\t\t\t\t\t\t\t\n", label)
 	for _, r := range capture {
 		vs, growth := "| cat", ""
 		if r == catCap {
@@ -298,19 +323,22 @@ func run(cfg config) (missed bool, err error) {
 		if r == headCap || r == ddCap {
 			growth = fmt.Sprintf("%5.0f KiB", float64(r.growth)/1024)
 		}
-		printRow(tw, r, mbps, catCap.median()/r.median(), vs, growth)
+		printRow(tw, r, mbps, cpuGiB, catCap.median()/r.median(), vs, growth)
 	}
 	perSec := func(s float64) string { return fmt.Sprintf("%4.0f calls/s", 1/s) }
-	fmt.Fprintln(tw, "concurrency, sandboxed /bin/true (calls/s; p90 = slow tail)\t\t\t\t\t\t")
-	for _, n := range []int{1, 8, 64} {
-		vs := "1 in flight"
-		if n == 1 {
+	fmt.Fprintln(tw, "concurrency, /bin/true (calls/s; p90 = slow tail)\t\t\t\t\t\t\t")
+	for _, r := range concRows {
+		floor, vs := conc1, "sandboxed, 1"
+		if r == bare1 || r == bare8 {
+			floor, vs = bare1, "bare, 1"
+		}
+		if r == floor {
 			vs = "(floor)"
 		}
-		printRow(tw, conc[n], perSec, conc[1].median()/conc[n].median(), vs, "")
+		printRow(tw, r, perSec, cpuMs, floor.median()/r.median(), vs, "")
 	}
 	tw.Flush()
-	for _, r := range append(append(append([]*row{}, spawn...), capture...), concRows...) {
+	for _, r := range all {
 		if r.skip != "" {
 			fmt.Printf("skipped %s: %s\n", r.name, r.skip)
 		}
@@ -320,8 +348,8 @@ func run(cfg config) (missed bool, err error) {
 	fmt.Println("\ntargets:")
 	check := func(name string, value float64, op string, limit float64, needs ...*row) {
 		for _, r := range needs {
-			if r.skip != "" || len(r.samples) == 0 {
-				fmt.Printf("  SKIP  %-48s (%s not measured)\n", name, r.name)
+			if !r.ok() {
+				fmt.Printf("  SKIP  %-46s (%s not measured)\n", name, r.name)
 				return
 			}
 		}
@@ -333,25 +361,29 @@ func run(cfg config) (missed bool, err error) {
 		if !ok {
 			verdict, missed = "MISS", true
 		}
-		fmt.Printf("  %s  %-48s %7.3f  (target %s %.2f)\n", verdict, name, value, op, limit)
+		fmt.Printf("  %s  %-46s %7.3f  (target %s %.2f)\n", verdict, name, value, op, limit)
 	}
 	check("SandboxNone / bare os/exec", none.median()/bare.median(), "<=", 1.10, none, bare)
 	check("sandboxed / bare os/exec", small.median()/bare.median(), "<=", 1.5, small, bare)
 	check("sandboxed / bubblewrap", small.median()/bwrap.median(), "<=", 0.4, small, bwrap)
-	check("capture head throughput / | cat", catCap.median()/headCap.median(), ">=", 1.3, headCap, catCap)
-	check("capture dd throughput / | cat", catCap.median()/ddCap.median(), ">=", 1.3, ddCap, catCap)
+	check("capture head, throughput / | cat", catCap.median()/headCap.median(), ">=", 1.3, headCap, catCap)
+	check("capture dd, throughput / | cat", catCap.median()/ddCap.median(), ">=", 1.3, ddCap, catCap)
 	check("capture heap growth, MiB (max of head, dd)", float64(max(headCap.growth, ddCap.growth))/mib, "<=", 1, headCap, ddCap)
-	check("8 in flight / 1 in flight, calls/s", conc[1].median()/conc[8].median(), ">=", 1.6, conc[1], conc[8])
+	check("sandboxed 8 in flight / 1 in flight, calls/s", conc1.median()/conc8.median(), ">=", 1.6, conc1, conc8)
 	check("large host / small host, sandboxed", large.median()/small.median(), "<=", 1.2, large, small)
 	return missed, nil
 }
 
-func printRow(tw io.Writer, r *row, unit func(float64) string, ratio float64, vs, growth string) {
-	if r.skip != "" || len(r.samples) == 0 {
-		fmt.Fprintf(tw, "  %s\tskipped\t\t\t\t\t\n", r.name)
+func printRow(tw io.Writer, r *row, unit, cpuUnit func(float64) string, ratio float64, vs, growth string) {
+	if !r.ok() {
+		fmt.Fprintf(tw, "  %s\tskipped\t\t\t\t\t\t\n", r.name)
 		return
 	}
-	fmt.Fprintf(tw, "  %s\t%s\t%s\t%5.2fx\t%s\t%s\t%d\n", r.name, unit(r.median()), unit(r.p90()), ratio, vs, growth, len(r.samples))
+	cpu := ""
+	if len(r.cpu) > 0 {
+		cpu = cpuUnit(quantile(r.cpu, 0.5))
+	}
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%5.2fx\t%s\t%s\t%s\t%d\n", r.name, unit(r.median()), unit(r.p90()), ratio, vs, cpu, growth, len(r.wall))
 }
 
 // rotate returns rows starting at index k mod len(rows).
@@ -362,14 +394,18 @@ func rotate(rows []*row, k int) []*row {
 
 // call runs cmd once and fails on any error or a non-zero exit.
 func call(cmd []string, st sandboxexec.SandboxType, roots []string) error {
-	_, err := callOutput(cmd, st, roots)
+	_, err := callOutput(sandboxexec.ExecParams{Command: cmd}, st, roots)
 	return err
 }
 
-func callOutput(cmd []string, st sandboxexec.SandboxType, roots []string) (sandboxexec.ExecToolCallOutput, error) {
-	out, err := sandboxexec.ProcessExecToolCall(context.Background(), sandboxexec.ExecParams{Command: cmd}, st, roots, sandboxexec.SandboxPolicy{})
+// captureTimeoutMs replaces DefaultTimeout for the capture calls: 1 GiB may
+// take more than 10 s on a slow or loaded machine.
+var captureTimeoutMs uint64 = 300_000
+
+func callOutput(p sandboxexec.ExecParams, st sandboxexec.SandboxType, roots []string) (sandboxexec.ExecToolCallOutput, error) {
+	out, err := sandboxexec.ProcessExecToolCall(context.Background(), p, st, roots, sandboxexec.SandboxPolicy{})
 	if err == nil && out.ExitCode != 0 {
-		err = fmt.Errorf("%v: exit %d: %s", cmd, out.ExitCode, out.Stderr)
+		err = fmt.Errorf("%v: exit %d: %s", p.Command, out.ExitCode, out.Stderr)
 	}
 	return out, err
 }
@@ -387,8 +423,8 @@ func captureCall(r *row, cmd []string, want int64) error {
 	runtime.GC()
 	h, base := startHeapSampler()
 	var out sandboxexec.ExecToolCallOutput
-	err := r.timed(func() (err error) {
-		out, err = callOutput(cmd, sandboxexec.SandboxNone, nil)
+	err := r.timed(1, func() (err error) {
+		out, err = callOutput(sandboxexec.ExecParams{Command: cmd, TimeoutMs: &captureTimeoutMs}, sandboxexec.SandboxNone, nil)
 		return err
 	})
 	if peak := h.finish(); peak > base {
@@ -400,19 +436,17 @@ func captureCall(r *row, cmd []string, want int64) error {
 	return err
 }
 
-// concurrentBatch runs n sandboxed calls with inFlight of them running at
-// any time, and records seconds per call (the inverse of calls/s).
-func concurrentBatch(r *row, roots []string, inFlight, n int) error {
+// concurrent runs f n times with inFlight runs going on at any time.
+func concurrent(f func() error, inFlight, n int) error {
 	var next atomic.Int64
 	var first atomic.Pointer[error]
 	var wg sync.WaitGroup
-	start := time.Now()
 	for w := 0; w < inFlight; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
-				if err := sandboxedTrue(roots); err != nil {
+				if err := f(); err != nil {
 					first.CompareAndSwap(nil, &err)
 					return
 				}
@@ -420,16 +454,21 @@ func concurrentBatch(r *row, roots []string, inFlight, n int) error {
 		}()
 	}
 	wg.Wait()
-	r.samples = append(r.samples, time.Since(start).Seconds()/float64(n))
 	if err := first.Load(); err != nil {
-		return fmt.Errorf("%s: %w", r.name, *err)
+		return *err
 	}
 	return nil
 }
 
+// heapSamplePeriod is how often heapSampler reads the heap. The buffers a
+// call allocates stay live until it returns, and finish reads the heap once
+// more after it (nothing is freed before the next GC), so a coarse period
+// loses nothing while keeping the sampler's wakeups out of the timing.
+const heapSamplePeriod = 5 * time.Millisecond
+
 // heapSampler follows HeapInuse (heap objects plus unused heap spans, as
 // runtime.MemStats has it, read through runtime/metrics, which does not stop
-// the world) every millisecond and keeps the highest value.
+// the world) every heapSamplePeriod and keeps the highest value.
 type heapSampler struct {
 	samples []metrics.Sample
 	max     atomic.Uint64
@@ -456,7 +495,7 @@ func startHeapSampler() (*heapSampler, uint64) {
 	h.done.Add(1)
 	go func() {
 		defer h.done.Done()
-		t := time.NewTicker(time.Millisecond)
+		t := time.NewTicker(heapSamplePeriod)
 		defer t.Stop()
 		for {
 			select {
@@ -483,16 +522,17 @@ func (h *heapSampler) finish() uint64 {
 // It runs in a re-executed child process of this same binary that allocates
 // 4 GiB of heap, touches every page once, keeps it alive, and then runs one
 // sandboxed /bin/true per request read from its stdin, answering with the
-// call's duration (timed in the child, so the pipe round trip is not in it).
-// The parent asks for these calls interleaved call by call with its own
-// small-host sandboxed calls, so the two rows are measured alternately under
-// the same machine load, while the parent itself keeps a small heap: with
-// the 4 GiB in the parent instead, every other row (and every GC of the
-// parent) would run beside it, and small-host and large-host calls could
-// only alternate by phases, not call by call. The same code (sandboxedTrue)
-// runs on both sides. The heap is pointer-free ([]byte chunks), so what the
-// row measures is what a large, resident address space costs a spawn (page
-// tables, mm work in clone and exit), not the GC marking a large heap.
+// call's wall and CPU time (taken in the child, so the pipe round trip is
+// not in them). The parent asks for these calls interleaved call by call
+// with its own small-host sandboxed calls, so the two rows are measured
+// alternately under the same machine load, while the parent itself keeps a
+// small heap. With the 4 GiB in the parent instead, every other row (and
+// every GC of the parent) would run beside it, and small-host and large-host
+// calls could only alternate by phases, not call by call. The same code
+// (sandboxedTrue) runs on both sides. The heap is pointer-free ([]byte
+// chunks), so what the row measures is what a large, resident address space
+// costs a spawn (page tables, mm work in clone and exit), not the GC marking
+// a large heap.
 
 type largeHost struct {
 	cmd  *exec.Cmd
@@ -534,25 +574,25 @@ func startLargeHost() (*largeHost, error) {
 	return h, nil
 }
 
-// call has the child run one sandboxed call, and returns how long the call
-// took as the child timed it.
-func (h *largeHost) call() (time.Duration, error) {
+// call has the child run one sandboxed call, and returns its wall and CPU
+// time as the child measured them.
+func (h *largeHost) call() (wall, cpu time.Duration, err error) {
 	if _, err := io.WriteString(h.in, "call\n"); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	line, err := h.out.ReadString('\n')
 	if err != nil {
-		return 0, fmt.Errorf("large-host child: %w", err)
+		return 0, 0, fmt.Errorf("large-host child: %w", err)
 	}
 	line = strings.TrimSpace(line)
 	if msg, ok := strings.CutPrefix(line, "err "); ok {
-		return 0, errors.New(msg)
+		return 0, 0, errors.New(msg)
 	}
-	ns, err := strconv.ParseInt(strings.TrimPrefix(line, "ok "), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("large-host child: bad answer %q", line)
+	var w, c int64
+	if _, err := fmt.Sscanf(line, "ok %d %d", &w, &c); err != nil {
+		return 0, 0, fmt.Errorf("large-host child: bad answer %q", line)
 	}
-	return time.Duration(ns), nil
+	return time.Duration(w), time.Duration(c), nil
 }
 
 func (h *largeHost) close() {
@@ -586,13 +626,13 @@ func largeHostChild() error {
 	w.Flush()
 	s := bufio.NewScanner(os.Stdin)
 	for s.Scan() {
-		start := time.Now()
+		c0, t0 := cpuTime(), time.Now()
 		err := sandboxedTrue(roots)
-		d := time.Since(start)
+		wall, cpu := time.Since(t0), cpuTime()-c0
 		if err != nil {
 			fmt.Fprintf(w, "err %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
 		} else {
-			fmt.Fprintf(w, "ok %d\n", d.Nanoseconds())
+			fmt.Fprintf(w, "ok %d %d\n", wall.Nanoseconds(), cpu.Nanoseconds())
 		}
 		w.Flush()
 	}
@@ -607,8 +647,7 @@ func memAvailable() (uint64, bool) {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
+			if f := strings.Fields(rest); len(f) >= 1 {
 				kb, err := strconv.ParseUint(f[0], 10, 64)
 				return kb * 1024, err == nil
 			}
@@ -631,5 +670,11 @@ func printMachine() {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		kernel = strings.TrimSpace(string(b))
 	}
-	fmt.Printf("machine: %s; nproc %d; kernel %s; %s %s/%s\n", cpu, runtime.NumCPU(), kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			load = fmt.Sprintf("; load average %s %s %s at start", f[0], f[1], f[2])
+		}
+	}
+	fmt.Printf("machine: CPU %s; nproc %d; kernel %s; %s %s/%s%s\n", cpu, runtime.NumCPU(), kernel, runtime.Version(), runtime.GOOS, runtime.GOARCH, load)
 }

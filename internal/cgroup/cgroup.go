@@ -28,7 +28,33 @@ import (
 type Manager struct {
 	parent string // absolute directory the call cgroups are created in
 	v2     bool
+	token  string // "<pid>-<start time>": names this process's groups
 	next   atomic.Uint64
+}
+
+// sweep removes the groups of hosts that are gone: a host killed before it
+// could remove its groups leaves them behind, perhaps with processes in
+// them. A group is stale when its pid is dead, or is this process's own
+// (a restarted container's host often gets the same pid) with another start
+// time.
+func (m *Manager) sweep() {
+	entries, err := os.ReadDir(m.parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), m.token+"-") {
+			continue
+		}
+		pidText, _, ok := strings.Cut(e.Name(), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 {
+			continue
+		}
+		if pid == os.Getpid() || syscall.Kill(pid, 0) == syscall.ESRCH {
+			(&Group{dir: filepath.Join(m.parent, e.Name()), v2: m.v2}).Remove()
+		}
+	}
 }
 
 // Open finds a pids controller this process can use and makes (or reuses)
@@ -63,7 +89,8 @@ func newManager(own string, v2 bool) (*Manager, error) {
 			return nil, fmt.Errorf("enable pids below %s: %w", parent, err)
 		}
 	}
-	m := &Manager{parent: parent, v2: v2}
+	m := &Manager{parent: parent, v2: v2, token: fmt.Sprintf("%d-%x", os.Getpid(), time.Now().UnixNano())}
+	m.sweep()
 	// Prove it works end to end once, so that a call never finds out late.
 	g, err := m.New(1)
 	if err != nil {
@@ -155,7 +182,7 @@ type Group struct {
 // New creates a cgroup that allows at most maxPids tasks (processes and
 // threads) at once.
 func (m *Manager) New(maxPids int) (*Group, error) {
-	dir := filepath.Join(m.parent, fmt.Sprintf("%d-%d", os.Getpid(), m.next.Add(1)))
+	dir := filepath.Join(m.parent, fmt.Sprintf("%s-%d", m.token, m.next.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}

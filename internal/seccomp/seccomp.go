@@ -34,9 +34,9 @@ var AlwaysDenied = []string{
 var DeniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX}
 
 // NetworkDenied are refused when the policy has no network. socket is
-// refused for every family but AF_UNIX, so socketpair-based tools work while
-// no socket can reach a server (a pathname UNIX socket included, since
-// connect is refused).
+// refused for every family but AF_UNIX, and for datagram UNIX sockets, so
+// stream socketpair-based tools work while no socket can reach a server (a
+// pathname UNIX socket included, since connect is refused).
 var NetworkDenied = []string{
 	"connect", "bind", "listen", "accept", "accept4",
 	"sendto", "sendmmsg", "recvmmsg",
@@ -122,6 +122,24 @@ func compile(denyNetwork bool) ([]byte, error) {
 			return nil, fmt.Errorf("seccomp: socket condition: %w", err)
 		}
 		if err := deny("socket", c); err != nil {
+			return nil, err
+		}
+		// A datagram UNIX socket needs no connect to reach a pathname
+		// socket: sendmsg with a destination does it, and sendmsg cannot be
+		// filtered by address. So no datagram UNIX sockets, from socket or
+		// socketpair; the type's low four bits are the type, the rest flags.
+		isUnix, err := libseccomp.MakeCondition(0, libseccomp.CompareEqual, unix.AF_UNIX)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: socket condition: %w", err)
+		}
+		dgram, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xf, unix.SOCK_DGRAM)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: socket condition: %w", err)
+		}
+		if err := deny("socket", isUnix, dgram); err != nil {
+			return nil, err
+		}
+		if err := deny("socketpair", dgram); err != nil {
 			return nil, err
 		}
 		for _, name := range NetworkDenied {
