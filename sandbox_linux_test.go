@@ -1129,3 +1129,20 @@ func TestLinuxConcurrentCalls(t *testing.T) {
 		lxRequireAbsent(t, filepath.Join(roots[i], "intruder"))
 	}
 }
+
+func TestLinuxCapabilitiesDropped(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("only a root command has capabilities to drop")
+	}
+	out, err := lxRun(t, lxSh(`grep -E '^Cap(Eff|Bnd|Amb)' /proc/self/status
+hostname "$(hostname)" 2>/dev/null && echo hostname=OK || echo hostname=DENIED
+date -s "$(date)" >/dev/null 2>&1 && echo clock=OK || echo clock=DENIED`), []string{t.TempDir()}, SandboxPolicy{})
+	lxDeniedOrNil(t, out, err)
+	want := fmt.Sprintf("%016x", uint64(keptCapabilities))
+	assert.Contains(t, out.Stdout, "CapEff:\t"+want, out.Stdout)
+	assert.Contains(t, out.Stdout, "CapBnd:\t"+want, out.Stdout)
+	assert.Contains(t, out.Stdout, "CapAmb:\t0000000000000000", out.Stdout)
+	assert.Contains(t, out.Stdout, "hostname=DENIED", out.Stdout)
+	assert.Contains(t, out.Stdout, "clock=DENIED", out.Stdout)
+}
