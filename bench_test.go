@@ -23,11 +23,12 @@ import (
 	"context"
 	"os/exec"
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentbox/sandboxexec/internal/heapsample"
 )
 
 const benchCaptureBytes = 1 << 30
@@ -108,66 +109,6 @@ func BenchmarkSpawnBubblewrap(b *testing.B) {
 	}
 }
 
-// heapSamplePeriod is how often heapSampler reads the heap. The buffers a
-// call allocates stay live until it returns, and finish reads the heap once
-// more after it (nothing is freed before the next GC), so a coarse period
-// loses nothing while keeping the sampler's wakeups out of the timing.
-const heapSamplePeriod = 5 * time.Millisecond
-
-// heapSampler follows HeapInuse (heap objects plus unused heap spans, as in
-// runtime.MemStats, but read through runtime/metrics, which does not stop
-// the world) every heapSamplePeriod and keeps its highest value.
-type heapSampler struct {
-	samples []metrics.Sample
-	max     atomic.Uint64
-	stop    chan struct{}
-	done    sync.WaitGroup
-}
-
-func heapInuse(s []metrics.Sample) uint64 {
-	metrics.Read(s)
-	return s[0].Value.Uint64() + s[1].Value.Uint64()
-}
-
-func newHeapSamples() []metrics.Sample {
-	return []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-	}
-}
-
-// startHeapSampler returns the sampler and HeapInuse now.
-func startHeapSampler() (*heapSampler, uint64) {
-	h := &heapSampler{samples: newHeapSamples(), stop: make(chan struct{})}
-	base := heapInuse(h.samples)
-	h.max.Store(base)
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		t := time.NewTicker(heapSamplePeriod)
-		defer t.Stop()
-		for {
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-				if v := heapInuse(h.samples); v > h.max.Load() {
-					h.max.Store(v)
-				}
-			}
-		}
-	}()
-	return h, base
-}
-
-// finish stops the sampler and returns the highest HeapInuse seen, the
-// present value included.
-func (h *heapSampler) finish() uint64 {
-	close(h.stop)
-	h.done.Wait()
-	return max(h.max.Load(), heapInuse(h.samples))
-}
-
 // benchCapture runs cmd through ProcessExecToolCall(SandboxNone) b.N times;
 // each call must carry exactly benchCaptureBytes on stdout.
 func benchCapture(b *testing.B, cmd []string) {
@@ -179,11 +120,11 @@ func benchCapture(b *testing.B, cmd []string) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		runtime.GC() // a low, steady baseline for the heap growth
-		h, base := startHeapSampler()
+		h, base := heapsample.Start()
 		b.StartTimer()
 		out := benchRunParams(b, ExecParams{Command: cmd, TimeoutMs: &benchCaptureTimeoutMs}, SandboxNone, nil)
 		b.StopTimer()
-		if peak := h.finish(); peak > base {
+		if peak := h.Finish(); peak > base {
 			growth = max(growth, peak-base)
 		}
 		if out.StdoutBytes != benchCaptureBytes {

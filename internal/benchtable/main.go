@@ -43,7 +43,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +53,7 @@ import (
 	"time"
 
 	"github.com/agentbox/sandboxexec"
+	"github.com/agentbox/sandboxexec/internal/heapsample"
 )
 
 const (
@@ -421,13 +421,13 @@ func sandboxedTrue(roots []string) error {
 // after a GC that makes the baseline low and steady (outside the timing).
 func captureCall(r *row, cmd []string, want int64) error {
 	runtime.GC()
-	h, base := startHeapSampler()
+	h, base := heapsample.Start()
 	var out sandboxexec.ExecToolCallOutput
 	err := r.timed(1, func() (err error) {
 		out, err = callOutput(sandboxexec.ExecParams{Command: cmd, TimeoutMs: &captureTimeoutMs}, sandboxexec.SandboxNone, nil)
 		return err
 	})
-	if peak := h.finish(); peak > base {
+	if peak := h.Finish(); peak > base {
 		r.growth = max(r.growth, peak-base)
 	}
 	if err == nil && out.StdoutBytes != want {
@@ -458,63 +458,6 @@ func concurrent(f func() error, inFlight, n int) error {
 		return *err
 	}
 	return nil
-}
-
-// heapSamplePeriod is how often heapSampler reads the heap. The buffers a
-// call allocates stay live until it returns, and finish reads the heap once
-// more after it (nothing is freed before the next GC), so a coarse period
-// loses nothing while keeping the sampler's wakeups out of the timing.
-const heapSamplePeriod = 5 * time.Millisecond
-
-// heapSampler follows HeapInuse (heap objects plus unused heap spans, as
-// runtime.MemStats has it, read through runtime/metrics, which does not stop
-// the world) every heapSamplePeriod and keeps the highest value.
-type heapSampler struct {
-	samples []metrics.Sample
-	max     atomic.Uint64
-	stop    chan struct{}
-	done    sync.WaitGroup
-}
-
-func newHeapSamples() []metrics.Sample {
-	return []metrics.Sample{
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
-	}
-}
-
-func heapInuse(s []metrics.Sample) uint64 {
-	metrics.Read(s)
-	return s[0].Value.Uint64() + s[1].Value.Uint64()
-}
-
-func startHeapSampler() (*heapSampler, uint64) {
-	h := &heapSampler{samples: newHeapSamples(), stop: make(chan struct{})}
-	base := heapInuse(h.samples)
-	h.max.Store(base)
-	h.done.Add(1)
-	go func() {
-		defer h.done.Done()
-		t := time.NewTicker(heapSamplePeriod)
-		defer t.Stop()
-		for {
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-				if v := heapInuse(h.samples); v > h.max.Load() {
-					h.max.Store(v)
-				}
-			}
-		}
-	}()
-	return h, base
-}
-
-func (h *heapSampler) finish() uint64 {
-	close(h.stop)
-	h.done.Wait()
-	return max(h.max.Load(), heapInuse(h.samples))
 }
 
 // The large-host row.
@@ -622,7 +565,7 @@ func largeHostChild() error {
 		return err
 	}
 	w := bufio.NewWriter(os.Stdout)
-	fmt.Fprintf(w, "ready %d\n", heapInuse(newHeapSamples()))
+	fmt.Fprintf(w, "ready %d\n", heapsample.Now())
 	w.Flush()
 	s := bufio.NewScanner(os.Stdin)
 	for s.Scan() {
