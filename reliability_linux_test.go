@@ -90,36 +90,11 @@ var relSeq atomic.Int64
 // the test instead of hanging the binary.
 const relCallLimit = 20 * time.Second
 
-// relWithoutPIDNamespace makes the runner start commands without a PID
-// namespace for the rest of the test, as on a host without CAP_SYS_ADMIN.
-func relWithoutPIDNamespace(t *testing.T) {
-	old := pidNamespaceRefused.Load()
-	pidNamespaceRefused.Store(true)
-	t.Cleanup(func() { pidNamespaceRefused.Store(old) })
-}
-
-func relRealDir(t *testing.T) string {
-	t.Helper()
-	d, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	return d
-}
-
 // relRequireOK asserts a call ran and exited 0.
 func relRequireOK(t *testing.T, out ExecToolCallOutput, err error) {
 	t.Helper()
 	require.NoError(t, err, "stdout: %q\nstderr: %q", out.Stdout, out.Stderr)
 	require.Equal(t, 0, out.ExitCode, "stdout: %q\nstderr: %q", out.Stdout, out.Stderr)
-}
-
-func relRequireAbsent(t *testing.T, path string) {
-	t.Helper()
-	_, err := os.Lstat(path)
-	require.True(t, os.IsNotExist(err), "%s must not exist (lstat: %v)", path, err)
-}
-
-func relSh(script string, args ...string) []string {
-	return append([]string{"sh", "-c", script, "sh"}, args...)
 }
 
 func relU64(n uint64) *uint64 { return &n }
@@ -264,7 +239,7 @@ func relHostMain(arg string) {
 		pidNamespaceRefused.Store(true)
 	}
 	out, err := ProcessExecToolCall(context.Background(), ExecParams{
-		Command:   relSh(`sleep "$1" & echo "`+relReadyPrefix+` $$ $!"; wait`, arg),
+		Command:   lxSh(`sleep "$1" & echo "`+relReadyPrefix+` $$ $!"; wait`, arg),
 		TimeoutMs: relU64(30_000),
 	}, SandboxLinuxSeccomp, []string{os.Getenv(relHostRootEnv)}, SandboxPolicy{},
 		WithLiveOutput(os.Stdout, os.Stderr))
@@ -313,7 +288,7 @@ func TestReliabilityHostDeathKillsSandbox(t *testing.T) {
 // and returns what of the call is still alive after wait.
 func relHostDeath(t *testing.T, parent string, noPIDNS bool, wait time.Duration) []relProc {
 	arg := relArg(t, 61)
-	root := relRealDir(t)
+	root := lxRealDir(t)
 
 	host := exec.Command(os.Args[0], "-test.run=^TestReliabilityHostDeathKillsSandbox$", "-test.count=1")
 	host.Env = append(os.Environ(), relHostEnv+"="+arg, relHostRootEnv+"="+root)
@@ -454,7 +429,7 @@ func relStaleHostMain(t *testing.T) {
 	if linePrefix == "" {
 		script = `p=$(sed -n 's/^0:://p' /proc/self/cgroup); cat "$1$p/pids.max"`
 	}
-	out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: relSh(script, mnt)},
+	out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: lxSh(script, mnt)},
 		SandboxLinuxSeccomp, []string{os.TempDir()}, SandboxPolicy{MaxProcesses: 64})
 	fmt.Printf("%s pid=%d cgroups=%v pids.max=%q err=%v\n", relReadyPrefix, os.Getpid(), cgroups() != nil,
 		strings.TrimSpace(out.Stdout), err)
@@ -541,7 +516,7 @@ func TestReliabilityForkBomb(t *testing.T) {
 	}
 	t.Run("limit 64", bomb)
 	t.Run("limit 64, no PID namespace", func(t *testing.T) {
-		relWithoutPIDNamespace(t)
+		lxWithoutPIDNamespace(t)
 		bomb(t)
 	})
 
@@ -560,7 +535,7 @@ func TestReliabilityForkBomb(t *testing.T) {
 			{SandboxPolicy{}, strconv.Itoa(DefaultMaxProcesses)},
 			{SandboxPolicy{MaxProcesses: 64}, "64"},
 		} {
-			out, _, err := relCall(t, ExecParams{Command: relSh(script, mnt)}, []string{t.TempDir()}, tc.policy)
+			out, _, err := relCall(t, ExecParams{Command: lxSh(script, mnt)}, []string{t.TempDir()}, tc.policy)
 			relRequireOK(t, out, err)
 			assert.Equal(t, tc.want, strings.TrimSpace(out.Stdout), "MaxProcesses %d", tc.policy.MaxProcesses)
 		}
@@ -594,11 +569,11 @@ func TestReliabilityResourceLimits(t *testing.T) {
 	_, pyErr := os.Stat(python)
 
 	t.Run("MaxFileSize", func(t *testing.T) {
-		root := relRealDir(t)
+		root := lxRealDir(t)
 		f := filepath.Join(root, "f")
 		policy := SandboxPolicy{MaxFileSize: 1_000_000}
 		out, _, err := relCall(t, ExecParams{
-			Command: relSh(`head -c 2000000 /dev/zero > "$1"; echo "status $?"`, f),
+			Command: lxSh(`head -c 2000000 /dev/zero > "$1"; echo "status $?"`, f),
 		}, []string{root}, policy)
 		relRequireOK(t, out, err)
 		assert.Equal(t, fmt.Sprintf("status %d\n", 128+int(syscall.SIGXFSZ)), out.Stdout, "head dies of SIGXFSZ")
@@ -630,7 +605,7 @@ except OSError as e:
 
 	t.Run("MaxCPUTime", func(t *testing.T) {
 		out, elapsed, err := relCall(t, ExecParams{
-			Command:   relSh(`while :; do :; done`),
+			Command:   lxSh(`while :; do :; done`),
 			TimeoutMs: relU64(10_000),
 		}, []string{t.TempDir()}, SandboxPolicy{MaxCPUTime: time.Second})
 		require.NoError(t, err)
@@ -644,7 +619,7 @@ except OSError as e:
 		// The same loop in a process that is not the namespace's init,
 		// which ignores a SIGXCPU it has no handler for.
 		out, elapsed, err := relCall(t, ExecParams{
-			Command:   relSh(`sh -c 'while :; do :; done'; echo "status $?"`),
+			Command:   lxSh(`sh -c 'while :; do :; done'; echo "status $?"`),
 			TimeoutMs: relU64(10_000),
 		}, []string{t.TempDir()}, SandboxPolicy{MaxCPUTime: time.Second})
 		require.NoError(t, err)
@@ -683,11 +658,11 @@ except OSError as e:
 		} {
 			root := t.TempDir()
 			flag := filepath.Join(root, "ran")
-			out, _, err := relCall(t, ExecParams{Command: relSh(`: > "$1"`, flag)}, []string{root}, policy)
+			out, _, err := relCall(t, ExecParams{Command: lxSh(`: > "$1"`, flag)}, []string{root}, policy)
 			require.Error(t, err, "%+v", policy)
 			assert.Contains(t, err.Error(), "negative", "%+v", policy)
 			assert.Equal(t, ExecToolCallOutput{}, out, "%+v", policy)
-			relRequireAbsent(t, flag)
+			lxRequireAbsent(t, flag)
 		}
 	})
 }
@@ -714,7 +689,7 @@ func TestReliabilityNoDescendantOutlives(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				arg := relArg(t, 62)
 				w := relWatch(arg, "sleep")
-				out, elapsed, err := relCall(t, ExecParams{Command: relSh(tc.script, arg)}, []string{t.TempDir()}, SandboxPolicy{})
+				out, elapsed, err := relCall(t, ExecParams{Command: lxSh(tc.script, arg)}, []string{t.TempDir()}, SandboxPolicy{})
 				_, sawSleep := w.finish()
 				relRequireOK(t, out, err)
 				assert.True(t, sawSleep, "the sleep ran during the call (else this tests nothing)")
@@ -734,7 +709,7 @@ func TestReliabilityNoDescendantOutlives(t *testing.T) {
 		if cgroups() == nil {
 			t.Skip("without a PID namespace only the pids cgroup reaches a process that left the group")
 		}
-		relWithoutPIDNamespace(t)
+		lxWithoutPIDNamespace(t)
 		run(t)
 	})
 }
@@ -744,7 +719,7 @@ func TestReliabilityNoDescendantOutlives(t *testing.T) {
 
 func TestReliabilityStdoutClosedEarlySandboxed(t *testing.T) {
 	requireSandbox(t)
-	out, elapsed, err := relCall(t, ExecParams{Command: relSh(`exec >&-; sleep 0.3; echo done >&2`)},
+	out, elapsed, err := relCall(t, ExecParams{Command: lxSh(`exec >&-; sleep 0.3; echo done >&2`)},
 		[]string{t.TempDir()}, SandboxPolicy{})
 	relRequireOK(t, out, err)
 	assert.Empty(t, out.Stdout)
@@ -757,7 +732,7 @@ func TestReliabilityFloodBothStreamsSandboxed(t *testing.T) {
 	requireSandbox(t)
 	const n = 2_000_000
 	out, elapsed, err := relCall(t, ExecParams{
-		Command: relSh(`head -c "$1" /dev/zero & head -c "$1" /dev/zero >&2; wait`, strconv.Itoa(n)),
+		Command: lxSh(`head -c "$1" /dev/zero & head -c "$1" /dev/zero >&2; wait`, strconv.Itoa(n)),
 	}, []string{t.TempDir()}, SandboxPolicy{})
 	relRequireOK(t, out, err)
 	assert.Less(t, elapsed, 5*time.Second)
@@ -810,10 +785,10 @@ func TestReliabilityOwnProcessGroupSandboxed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			arg := relArg(t, 63)
-			root := relRealDir(t)
+			root := lxRealDir(t)
 			flag := filepath.Join(root, "escaped")
 			script := tc.script + ` while [ ! -e "$2" ]; do sleep 0.01; done; echo started`
-			out, elapsed, err := relCall(t, ExecParams{Command: relSh(script, arg, flag)}, []string{root}, SandboxPolicy{})
+			out, elapsed, err := relCall(t, ExecParams{Command: lxSh(script, arg, flag)}, []string{root}, SandboxPolicy{})
 			relRequireOK(t, out, err)
 			assert.Equal(t, "started\n", out.Stdout)
 			t.Logf("returned after %v", elapsed.Round(time.Millisecond))
