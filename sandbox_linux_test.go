@@ -196,22 +196,8 @@ func lxSleepArg(whole int) string {
 // arguments (a zombie has an empty cmdline and is not counted).
 func lxPidsWithArg(arg string) []int {
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		for _, a := range strings.Split(string(b), "\x00") {
-			if a == arg {
-				pids = append(pids, pid)
-				break
-			}
-		}
+	for _, p := range relProcsWithArg(arg) {
+		pids = append(pids, p.pid)
 	}
 	return pids
 }
