@@ -119,15 +119,16 @@ func capturedRaw(c *capture) (head, tail []byte) {
 	return c.head, tail
 }
 
-// secretWords are the words that make filterSecrets drop a variable, in any
-// case.
-var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD"}
+// oracleSecretWords are the words that make filterSecrets drop a variable,
+// in any case; written out again so that the oracle does not share the
+// implementation's list.
+var oracleSecretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD"}
 
 // nameLooksSecret is the oracle for filterSecrets: whether some run of
 // runes in name equals one of secretWords under Unicode case folding.
 func nameLooksSecret(name string) bool {
 	runes := []rune(name)
-	for _, w := range secretWords {
+	for _, w := range oracleSecretWords {
 		n := len([]rune(w))
 		for i := 0; i+n <= len(runes); i++ {
 			if strings.EqualFold(string(runes[i:i+n]), w) {

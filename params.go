@@ -227,12 +227,38 @@ func filterSecrets(env []string) []string {
 	return kept
 }
 
+// secretWords are what a credential's variable name contains.
+var secretWords = [...]string{"KEY", "SECRET", "TOKEN", "PASSWORD"}
+
 // containsSecretWord says whether name contains KEY, SECRET, TOKEN or
 // PASSWORD under Unicode case folding, so that the Kelvin sign (U+212A)
 // counts as K and the long s (U+017F) as S; strings.ToUpper misses the first.
+// Names are nearly always ASCII, and are then matched without decoding
+// runes: filtering the host's environment is on every call's path.
 func containsSecretWord(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return containsSecretWordFolded(name)
+		}
+	}
+	for _, w := range secretWords {
+		for i := 0; i+len(w) <= len(name); i++ {
+			j := 0
+			for j < len(w) && name[i+j]&^0x20 == w[j] {
+				j++
+			}
+			if j == len(w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containsSecretWordFolded is containsSecretWord for any UTF-8.
+func containsSecretWordFolded(name string) bool {
 	for i := range name {
-		for _, w := range [...]string{"KEY", "SECRET", "TOKEN", "PASSWORD"} {
+		for _, w := range secretWords {
 			if hasFoldPrefix(name[i:], w) {
 				return true
 			}

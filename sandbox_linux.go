@@ -103,6 +103,10 @@ func kernelRelease() string {
 	return strings.TrimSpace(string(b))
 }
 
+// rulesets keeps the Landlock rulesets of the policies used last: an agent
+// makes call after call with the same roots.
+var rulesets = landlock.NewCache(8)
+
 // keptCapabilities are what a root command keeps: the file-access ones, so
 // that root still reads everywhere and writes in writable roots it does not
 // own (Landlock confines the writes). Everything else (the clock, the
@@ -118,7 +122,7 @@ var pidNamespaceRefused atomic.Bool
 func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 	ruleset := -1
 	if r.abi > 0 {
-		fd, err := landlock.Build(r.abi, landlock.Rules{
+		fd, done, err := rulesets.Get(r.abi, landlock.Rules{
 			WritableRoots: r.roots,
 			FullDiskWrite: r.policy.FullDiskWriteAccess,
 			DenyNetwork:   !r.policy.NetworkAccess,
@@ -127,7 +131,7 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 			return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
 		}
 		ruleset = fd
-		defer syscall.Close(fd)
+		defer done()
 	}
 	attr := &linuxspawn.Attr{
 		Path:              req.path,
@@ -190,7 +194,10 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		}
 	}
 	if group != nil {
-		c.release = group.Remove
+		c.release = group.Release
+		if attr.NewPIDNamespace {
+			c.release = group.ReleaseEmpty
+		}
 	}
 	return c, nil
 }

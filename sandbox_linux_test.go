@@ -1132,3 +1132,35 @@ date -s "$(date)" >/dev/null 2>&1 && echo clock=OK || echo clock=DENIED`), []str
 	assert.Contains(t, out.Stdout, "hostname=DENIED", out.Stdout)
 	assert.Contains(t, out.Stdout, "clock=DENIED", out.Stdout)
 }
+
+// Rulesets are cached per policy; a root that is replaced (removed and made
+// again) or moved away between calls must get the rules its path now names:
+// writable again in the first case, not writable at its old place in the
+// second.
+func TestLinuxRootReplacedOrMovedBetweenCalls(t *testing.T) {
+	requireSandbox(t)
+	base := lxRealDir(t)
+	root := filepath.Join(base, "root")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	write := func(dir string) (ExecToolCallOutput, error) {
+		return lxRun(t, lxSh(`echo hi > "$1/f"`, dir), []string{root}, SandboxPolicy{})
+	}
+	out, err := write(root)
+	lxRequireOK(t, out, err)
+
+	require.NoError(t, os.RemoveAll(root))
+	require.NoError(t, os.Mkdir(root, 0o755))
+	out, err = write(root)
+	lxRequireOK(t, out, err)
+
+	// Move the root away and put another directory in its place: the
+	// moved one is no longer a writable root.
+	moved := filepath.Join(base, "moved")
+	require.NoError(t, os.Rename(root, moved))
+	require.NoError(t, os.Mkdir(root, 0o755))
+	out, err = write(root)
+	lxRequireOK(t, out, err)
+	out, err = lxRun(t, lxSh(`echo hi > "$1/g"`, moved), []string{root}, SandboxPolicy{})
+	lxRequireDenied(t, out, err)
+	lxRequireAbsent(t, filepath.Join(moved, "g"))
+}

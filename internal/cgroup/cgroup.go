@@ -12,25 +12,35 @@
 package cgroup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Manager creates cgroups below one parent directory.
+// Manager creates cgroups below one parent directory, and keeps a few
+// empty ones for reuse: making and removing a cgroup costs the host about
+// as much CPU as the rest of a sandboxed spawn.
 type Manager struct {
 	parent string // absolute directory the call cgroups are created in
 	v2     bool
 	token  string // "<pid>-<start time>": names this process's groups
 	next   atomic.Uint64
+
+	mu   sync.Mutex
+	idle []*Group // empty groups, ready for New
 }
+
+// PoolSize is how many empty groups a Manager keeps for reuse.
+const PoolSize = 8
 
 // sweep removes the groups of hosts that are gone: a host killed before it
 // could remove its groups leaves them behind, perhaps with processes in
@@ -52,7 +62,7 @@ func (m *Manager) sweep() {
 			continue
 		}
 		if pid == os.Getpid() || syscall.Kill(pid, 0) == syscall.ESRCH {
-			(&Group{dir: filepath.Join(m.parent, e.Name()), v2: m.v2}).Remove()
+			(&Group{dir: filepath.Join(m.parent, e.Name()), v2: m.v2, procs: -1}).Remove()
 		}
 	}
 }
@@ -174,41 +184,106 @@ func hasWord(s, w string) bool {
 
 // Group is one call's cgroup.
 type Group struct {
-	dir   string
-	v2    bool
-	procs *os.File // cgroup.procs, open for the child to write "0" to
+	m       *Manager
+	dir     string
+	v2      bool
+	maxPids int // what pids.max was last set to
+	procs   int // cgroup.procs, open for the child to write "0" to; -1 when closed
 }
 
-// New creates a cgroup that allows at most maxPids tasks (processes and
-// threads) at once.
+// New returns an empty group that allows at most maxPids tasks (processes
+// and threads) at once: one kept by Release when there is one, otherwise a
+// new one.
 func (m *Manager) New(maxPids int) (*Group, error) {
+	m.mu.Lock()
+	var g *Group
+	if n := len(m.idle); n > 0 {
+		g, m.idle = m.idle[n-1], m.idle[:n-1]
+	}
+	m.mu.Unlock()
+	if g != nil {
+		if err := g.prepare(maxPids); err == nil {
+			return g, nil
+		}
+		// Removed or broken behind our back: start afresh.
+		g.Remove()
+	}
 	dir := filepath.Join(m.parent, fmt.Sprintf("%s-%d", m.token, m.next.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
-	g := &Group{dir: dir, v2: m.v2}
-	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(maxPids)), 0); err != nil {
+	g = &Group{m: m, dir: dir, v2: m.v2, procs: -1}
+	if err := g.prepare(maxPids); err != nil {
 		g.Remove()
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "cgroup.procs"), os.O_WRONLY, 0)
-	if err != nil {
-		g.Remove()
-		return nil, err
-	}
-	g.procs = f
 	return g, nil
 }
 
+// prepare sets the limit (where it changed) and opens cgroup.procs.
+func (g *Group) prepare(maxPids int) error {
+	if g.maxPids != maxPids {
+		if err := os.WriteFile(filepath.Join(g.dir, "pids.max"), []byte(strconv.Itoa(maxPids)), 0); err != nil {
+			return err
+		}
+		g.maxPids = maxPids
+	}
+	// A raw descriptor: an *os.File would register the (pollable) cgroup
+	// file with the netpoller, which costs more than the open itself.
+	path := filepath.Join(g.dir, "cgroup.procs")
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	g.procs = fd
+	return nil
+}
+
 // ProcsFD is the descriptor of the open cgroup.procs file.
-func (g *Group) ProcsFD() int { return int(g.procs.Fd()) }
+func (g *Group) ProcsFD() int { return g.procs }
 
 // CloseProcs closes cgroup.procs once the child has joined.
 func (g *Group) CloseProcs() {
-	if g.procs != nil {
-		g.procs.Close()
-		g.procs = nil
+	if g.procs >= 0 {
+		unix.Close(g.procs)
+		g.procs = -1
 	}
+}
+
+// Release is Remove for a group whose call is over: an empty group is kept
+// for a later New while the pool has room.
+func (g *Group) Release() {
+	g.CloseProcs()
+	if g.Empty() && g.keep() {
+		return
+	}
+	g.Remove()
+}
+
+// ReleaseEmpty is Release for a group the caller knows to be empty, without
+// reading it: the init of a PID namespace is reaped only after every other
+// process of the namespace was, and each task leaves its pids cgroup when it
+// is reaped.
+func (g *Group) ReleaseEmpty() {
+	g.CloseProcs()
+	if !g.keep() {
+		g.Remove()
+	}
+}
+
+// keep puts the group in its manager's pool if there is room.
+func (g *Group) keep() bool {
+	m := g.m
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.idle) >= PoolSize {
+		return false
+	}
+	m.idle = append(m.idle, g)
+	return true
 }
 
 // Kill sends SIGKILL to every process in the group, until it is empty or a
@@ -222,8 +297,8 @@ func (g *Group) Kill() {
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
-		pids := g.pids()
-		if len(pids) == 0 {
+		pids, err := g.pids()
+		if err != nil || len(pids) == 0 {
 			return
 		}
 		for _, pid := range pids {
@@ -233,23 +308,52 @@ func (g *Group) Kill() {
 	}
 }
 
-// Empty reports whether no process is left in the group.
-func (g *Group) Empty() bool { return len(g.pids()) == 0 }
+// Empty reports whether no task is left in the group (false when that
+// cannot be read). It reads the pids controller's counter: reading
+// cgroup.procs makes cgroup v1 build and sort a pid list, which costs as
+// much as the rest of a release.
+func (g *Group) Empty() bool {
+	b, err := readRaw(filepath.Join(g.dir, "pids.current"))
+	return err == nil && strings.TrimSpace(string(b)) == "0"
+}
 
-func (g *Group) pids() []int {
-	f, err := os.Open(filepath.Join(g.dir, "cgroup.procs"))
+func (g *Group) pids() ([]int, error) {
+	b, err := readRaw(filepath.Join(g.dir, "cgroup.procs"))
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	defer f.Close()
 	var pids []int
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if pid, err := strconv.Atoi(s.Text()); err == nil {
+	for _, line := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(line); err == nil {
 			pids = append(pids, pid)
 		}
 	}
-	return pids
+	return pids, nil
+}
+
+// readRaw reads a small cgroup file through a raw descriptor, kept out of
+// the netpoller as in New.
+func readRaw(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
 }
 
 // Remove deletes the group; processes still in it are killed first.

@@ -65,3 +65,78 @@ cat ` + filepath.Join(g.dir, "pids.current") + `; kill $(jobs -p) 2>/dev/null; w
 	out, _ := exec.Command("bash", "-c", script).CombinedOutput()
 	require.Contains(t, string(out), "fork", "forks past the limit fail: %s", out)
 }
+
+func TestReleaseReusesEmptyGroups(t *testing.T) {
+	m := openOrSkip(t)
+	g, err := m.New(8)
+	require.NoError(t, err)
+	dir := g.dir
+	g.Release()
+	_, err = os.Stat(dir)
+	require.NoError(t, err, "an empty released group is kept")
+
+	again, err := m.New(16)
+	require.NoError(t, err)
+	require.Equal(t, dir, again.dir, "New reuses the kept group")
+	max, err := os.ReadFile(filepath.Join(dir, "pids.max"))
+	require.NoError(t, err)
+	require.Equal(t, "16", strings.TrimSpace(string(max)), "with the new call's limit")
+
+	// A group with a process in it is not kept: it is killed and removed.
+	cmd := exec.Command("sleep", "30")
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0))
+	go cmd.Wait() // reap, so that the group can empty
+	again.Release()
+	_, err = os.Stat(dir)
+	require.True(t, os.IsNotExist(err), "a released group with a process left is removed")
+
+	// The pool is bounded.
+	var groups []*Group
+	for i := 0; i < PoolSize+3; i++ {
+		g, err := m.New(4)
+		require.NoError(t, err)
+		groups = append(groups, g)
+	}
+	for _, g := range groups {
+		g.Release()
+	}
+	kept := 0
+	for _, g := range groups {
+		if _, err := os.Stat(g.dir); err == nil {
+			kept++
+		}
+	}
+	require.Equal(t, PoolSize, kept)
+	for _, g := range groups {
+		g.Remove()
+	}
+	m.idle = nil
+}
+
+func TestNewReplacesAKeptGroupRemovedBehindItsBack(t *testing.T) {
+	m := openOrSkip(t)
+	g, err := m.New(8)
+	require.NoError(t, err)
+	g.Release()
+	g.Remove() // as a cleaner outside this process might
+	again, err := m.New(8)
+	require.NoError(t, err)
+	defer again.Remove()
+	require.NotEqual(t, g.dir, again.dir)
+	_, err = os.Stat(again.dir)
+	require.NoError(t, err)
+}
+
+func TestReleaseEmptyKeepsWithoutReading(t *testing.T) {
+	m := openOrSkip(t)
+	g, err := m.New(8)
+	require.NoError(t, err)
+	g.ReleaseEmpty()
+	again, err := m.New(8)
+	require.NoError(t, err)
+	require.Equal(t, g.dir, again.dir)
+	again.Remove()
+	m.idle = nil
+}

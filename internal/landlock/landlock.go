@@ -117,52 +117,87 @@ func Handled(abi int, r Rules) (fs, net, scoped uint64) {
 // close-on-exec descriptor, or -1 when the ruleset would handle nothing.
 // The caller closes it.
 func Build(abi int, r Rules) (int, error) {
+	fd, _, err := build(abi, r)
+	return fd, err
+}
+
+// build is Build that also reports the files the rules were made from.
+func build(abi int, r Rules) (int, []fileID, error) {
 	fs, net, scoped := Handled(abi, r)
 	if fs == 0 && net == 0 && scoped == 0 {
-		return -1, nil
+		return -1, nil, nil
 	}
 	attr := unix.LandlockRulesetAttr{Access_fs: fs, Access_net: net, Scoped: scoped}
 	// Kernels older than a field accept it as long as it is zero, which
 	// Handled guarantees.
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return -1, fmt.Errorf("landlock_create_ruleset: %w", errno)
+		return -1, nil, fmt.Errorf("landlock_create_ruleset: %w", errno)
 	}
 	ruleset := int(fd)
+	var files []fileID
 	if fs != 0 {
 		for _, root := range r.WritableRoots {
-			if err := allow(ruleset, root, fs); err != nil {
+			id, err := allow(ruleset, root, fs)
+			if err != nil {
 				unix.Close(ruleset)
-				return -1, err
+				return -1, nil, err
 			}
+			files = append(files, id)
 		}
 		for _, d := range devices {
 			rights := fs & fileRights
 			if !d.ioctl {
 				rights &^= ioctlDevV5
 			}
-			err := allow(ruleset, d.path, rights)
+			id, err := allow(ruleset, d.path, rights)
 			if err != nil && !os.IsNotExist(err) {
 				unix.Close(ruleset)
-				return -1, err
+				return -1, nil, err
 			}
+			files = append(files, id)
 		}
 	}
-	return ruleset, nil
+	return ruleset, files, nil
+}
+
+// fileID is the file a path named when a rule was made for it; absent when
+// there was none (an optional device).
+type fileID struct {
+	path     string
+	absent   bool
+	dev, ino uint64
 }
 
 // allow grants rights below path.
-func allow(ruleset int, path string, rights uint64) error {
+func allow(ruleset int, path string, rights uint64) (fileID, error) {
+	id := fileID{path: path}
 	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+		id.absent = err == unix.ENOENT
+		return id, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return id, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	id.dev, id.ino = st.Dev, st.Ino
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)}
 	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset),
 		unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	if errno != 0 {
-		return &os.PathError{Op: "landlock_add_rule", Path: path, Err: errno}
+		return id, &os.PathError{Op: "landlock_add_rule", Path: path, Err: errno}
 	}
-	return nil
+	return id, nil
+}
+
+// current reports whether path still names the file id was made from.
+func (id fileID) current() bool {
+	var st unix.Stat_t
+	err := unix.Stat(id.path, &st)
+	if id.absent {
+		return err == unix.ENOENT
+	}
+	return err == nil && st.Dev == id.dev && st.Ino == id.ino
 }

@@ -296,3 +296,24 @@ int ls_start(struct ls_req *r) {
 	r->pid = pid;
 	return 0;
 }
+
+// ls_filter_thread sets no_new_privs and installs the seccomp filter on the
+// calling thread only (no TSYNC): every child it clones from then on
+// inherits both, without preparing and compiling the filter again. It
+// returns 0, or an errno with *stage set to the step that failed.
+int ls_filter_thread(const void *filter, unsigned short filter_len, int *stage) {
+	struct sock_fprog prog = {
+	    .len = filter_len,
+	    .filter = (struct sock_filter *)filter,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		*stage = LS_STAGE_NO_NEW_PRIVS;
+		return errno;
+	}
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
+		*stage = LS_STAGE_SECCOMP;
+		return errno;
+	}
+	return 0;
+}

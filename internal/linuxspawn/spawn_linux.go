@@ -55,8 +55,9 @@ type Attr struct {
 	DropCapabilities bool
 	KeepCapabilities uint64
 	// SeccompFilter, if not nil, is a classic BPF program (struct
-	// sock_filter, 8 bytes each, in host byte order) the child installs
-	// with SECCOMP_SET_MODE_FILTER as its last step before execve.
+	// sock_filter, 8 bytes each, in host byte order) the child runs under
+	// from the clone on, with no_new_privs (see Start). The steps before
+	// execve must get past it.
 	SeccompFilter []byte
 }
 
@@ -104,8 +105,8 @@ const maxFilterLen = 4096
 // Start clones the child, which becomes the leader of a new session (setsid,
 // so it has no controlling terminal and its process group can be killed
 // whole), applies a in this order: cgroup, setsid, stdio, Dir, Rlimits,
-// Pdeathsig, NoNewPrivs, LandlockRulesetFD, signal handlers reset to default
-// and mask emptied, SeccompFilter; and execve's. It returns the child's pid
+// Pdeathsig, NoNewPrivs, LandlockRulesetFD, capabilities, signal handlers
+// reset to default and mask emptied; and execve's. It returns the child's pid
 // once the execve succeeded. If any step in the child failed, the child has
 // exited and been reaped, and Start returns a *StageError. Start never leaves
 // a zombie on failure.
@@ -117,12 +118,26 @@ const maxFilterLen = 4096
 // when that thread exits. So a Start with Pdeathsig clones from one of a few
 // threads that live as long as the process, and the signal comes only when
 // the host dies, whichever goroutine (locked to a thread or not) called.
+//
+// A SeccompFilter is installed, with no_new_privs, on the threads a Start
+// with that filter clones from (a few per distinct filter, for the first
+// few filters), and the child inherits both at clone: it is filtered from
+// its first instruction, and the filter is prepared once rather than at
+// every spawn. Past those filters, the child installs the filter itself
+// as its last step before execve. The rest of the host is not filtered.
 func Start(a *Attr) (pid int, err error) {
-	if a.Pdeathsig == 0 {
-		return start(a)
+	if a.Pdeathsig == 0 && a.SeccompFilter == nil {
+		return start(a, false)
+	}
+	if err := check(a); err != nil {
+		return 0, err
+	}
+	q, err := spawnQueue(a.SeccompFilter)
+	if err != nil {
+		return 0, err
 	}
 	reply := make(chan spawned, 1)
-	spawnQueue() <- spawnJob{a, reply}
+	q <- spawnJob{a, reply}
 	r := <-reply
 	return r.pid, r.err
 }
@@ -137,24 +152,86 @@ type spawned struct {
 	err error
 }
 
-// spawnQueue starts the long-lived spawning threads once.
-var spawnQueue = sync.OnceValue(func() chan<- spawnJob {
-	q := make(chan spawnJob)
-	for i := 0; i < max(2, runtime.GOMAXPROCS(0)); i++ {
-		go func() {
-			// Never unlocked and never returning: the thread lives as long
-			// as the process.
-			runtime.LockOSThread()
-			for j := range q {
-				pid, err := start(j.attr)
-				j.reply <- spawned{pid, err}
-			}
-		}()
-	}
-	return q
-})
+// maxFilteredQueues bounds the threads kept for distinct seccomp filters;
+// past it, a child installs its filter itself.
+const maxFilteredQueues = 4
 
-func start(a *Attr) (pid int, err error) {
+// spawnQueues are the long-lived spawning threads, by seccomp filter (""
+// for none). The threads of a filter carry it, with no_new_privs, on
+// themselves: installing a filter in each child means preparing and
+// JIT-compiling it on every spawn, and freeing it again at every exit, which
+// costs more than all the child's other steps together. Only those threads
+// are restricted, not the rest of the host; they run nothing but spawns.
+var spawnQueues struct {
+	sync.Mutex
+	byFilter map[string]chan spawnJob
+	filtered int // queues with a filter
+}
+
+// spawnQueue returns the queue of the threads for filter, starting them on
+// first use. An error is the filter failing to install.
+func spawnQueue(filter []byte) (chan<- spawnJob, error) {
+	spawnQueues.Lock()
+	defer spawnQueues.Unlock()
+	key := string(filter)
+	q, ok := spawnQueues.byFilter[key]
+	if !ok && filter != nil && spawnQueues.filtered >= maxFilteredQueues {
+		// The child installs this filter itself.
+		key, filter = "", nil
+		q, ok = spawnQueues.byFilter[key]
+	}
+	if ok {
+		return q, nil
+	}
+	q = make(chan spawnJob)
+	ready := make(chan error)
+	for i := 0; i < max(2, runtime.GOMAXPROCS(0)); i++ {
+		go spawnThread(filter, q, ready)
+		if err := <-ready; err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			break // serve with the threads that did start
+		}
+	}
+	if spawnQueues.byFilter == nil {
+		spawnQueues.byFilter = make(map[string]chan spawnJob)
+	}
+	spawnQueues.byFilter[key] = q
+	if filter != nil {
+		spawnQueues.filtered++
+	}
+	return q, nil
+}
+
+// spawnThread locks itself to a thread for good, restricts that thread
+// with filter (if any), reports how that went on ready, and then spawns
+// for q's jobs. It never unlocks and never returns once ready: the
+// children's parent-death signal and seccomp filter come from the thread.
+func spawnThread(filter []byte, q <-chan spawnJob, ready chan<- error) {
+	runtime.LockOSThread()
+	if filter != nil {
+		var stage C.int
+		mem := C.CBytes(filter)
+		errno := C.ls_filter_thread(mem, C.ushort(len(filter)/8), &stage)
+		C.free(mem)
+		if errno != 0 {
+			// Returning while locked ends the thread, and what was set
+			// on it with it.
+			ready <- &StageError{Stage: stageNames[stage], Err: syscall.Errno(errno)}
+			return
+		}
+	}
+	ready <- nil
+	for j := range q {
+		pid, err := start(j.attr, filter != nil)
+		j.reply <- spawned{pid, err}
+	}
+}
+
+// start spawns from the calling thread. inherited says the thread carries
+// a.SeccompFilter already, so the child gets it at clone.
+func start(a *Attr, inherited bool) (pid int, err error) {
 	if err := check(a); err != nil {
 		return 0, err
 	}
@@ -221,7 +298,7 @@ func start(a *Attr) (pid int, err error) {
 		r.rlimits = &cr[0]
 		r.nrlimits = C.int(n)
 	}
-	if a.SeccompFilter != nil {
+	if a.SeccompFilter != nil && !inherited {
 		copy(mem[filter:], a.SeccompFilter)
 		r.filter = unsafe.Add(base, filter)
 		r.filter_len = C.ushort(len(a.SeccompFilter) / 8)

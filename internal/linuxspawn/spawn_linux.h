@@ -57,5 +57,6 @@ struct ls_req {
 };
 
 int ls_start(struct ls_req *r);
+int ls_filter_thread(const void *filter, unsigned short filter_len, int *stage);
 
 #endif

@@ -561,9 +561,52 @@ func TestSeccomp(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "d"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 
-	// Without the filter the same script works.
+	// Without the filter the same script works, and so does the host.
 	out, _ = runSh(t, script)
 	assert.Contains(t, out, "made")
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "host"), 0o755))
+}
+
+// Filters are carried by spawning threads for the first few distinct ones
+// and installed by the child past them: each child gets its own filter, and
+// only it, either way.
+func TestSeccompManyFilters(t *testing.T) {
+	calls := []string{"mkdir", "rmdir", "symlink", "link", "rename", "chmod", "truncate"}
+	require.Greater(t, len(calls), maxFilteredQueues+1)
+	for round := 0; round < 2; round++ {
+		for i, denied := range calls {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644))
+			require.NoError(t, os.Mkdir(filepath.Join(dir, "e"), 0o755))
+			// Each script tries every call; only the filter's one fails.
+			script := fmt.Sprintf(`cd %s || exit 9
+mkdir d 2>/dev/null && echo mkdir=ok || echo mkdir=denied
+rmdir e 2>/dev/null && echo rmdir=ok || echo rmdir=denied
+ln -s f s 2>/dev/null && echo symlink=ok || echo symlink=denied
+ln f l 2>/dev/null && echo link=ok || echo link=denied
+mv l m 2>/dev/null && echo rename=ok || echo rename=denied
+chmod 600 f 2>/dev/null && echo chmod=ok || echo chmod=denied
+truncate -s 0 f 2>/dev/null && echo truncate=ok || echo truncate=denied`, dir)
+			a := shAttr(t, script)
+			a.NoNewPrivs = true
+			// libseccomp names the *at and renameat2 variants separately.
+			deny := map[string][]string{
+				"mkdir": {"mkdir", "mkdirat"}, "rmdir": {"rmdir", "unlinkat"},
+				"symlink": {"symlink", "symlinkat"}, "link": {"link", "linkat"},
+				"rename": {"rename", "renameat", "renameat2"}, "chmod": {"chmod", "fchmodat", "fchmod", "fchmodat2"},
+				"truncate": {"truncate", "ftruncate"},
+			}[denied]
+			a.SeccompFilter = seccompFilter(t, deny...)
+			out, _, err := run(t, a)
+			require.NoError(t, err, "filter %d", i)
+			assert.Contains(t, out, denied+"=denied", "round %d: %s", round, out)
+			for _, other := range calls {
+				if other != denied && !(denied == "link" && other == "rename") {
+					assert.Contains(t, out, other+"=ok", "round %d, %s denied: %s", round, denied, out)
+				}
+			}
+		}
+	}
 }
 
 func TestNewPIDNamespace(t *testing.T) {

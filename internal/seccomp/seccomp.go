@@ -84,6 +84,12 @@ func compile(denyNetwork bool) ([]byte, error) {
 	if err := f.SetBadArchAction(libseccomp.ActKillProcess); err != nil {
 		return nil, fmt.Errorf("seccomp: bad-arch action: %w", err)
 	}
+	// A binary tree of system call numbers rather than a list: the kernel
+	// walks the filter for every system call number when it installs it
+	// (to find the ones it can allow without running it), and then for each
+	// call that needs its arguments looked at. libseccomp before 2.5 has
+	// only the list, which is as correct.
+	_ = f.SetOptimize(2)
 	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
 	deny := func(name string, conds ...libseccomp.ScmpCondition) error {
 		call, err := libseccomp.GetSyscallFromName(name)

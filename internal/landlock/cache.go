@@ -1,0 +1,117 @@
+//go:build linux
+
+package landlock
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Cache shares rulesets between calls with the same rules: building one
+// opens every path it names, which costs more than checking that the paths
+// are unchanged. A ruleset holds the files its paths named when it was
+// built, so a cached one is handed out only while each path still names the
+// same file (device and inode); a writable root that was replaced, or moved
+// away, gets a new ruleset, as it would without the cache.
+type Cache struct {
+	size    int
+	mu      sync.Mutex
+	entries []*cacheEntry // least recently used first
+}
+
+type cacheEntry struct {
+	key   string
+	fd    int
+	files []fileID
+	refs  int // holders: the cache while the entry is in it, and each caller
+}
+
+// NewCache returns a cache that keeps the rulesets of at most size rule
+// sets (one descriptor each).
+func NewCache(size int) *Cache { return &Cache{size: max(size, 1)} }
+
+// Get returns the descriptor of a ruleset for abi and r, as Build does
+// (-1 when the ruleset would handle nothing), and a function to call once it
+// is no longer needed (after the child restricted itself). The descriptor
+// must not be closed by the caller.
+func (c *Cache) Get(abi int, r Rules) (fd int, done func(), err error) {
+	key := cacheKey(abi, r)
+	c.mu.Lock()
+	for i, e := range c.entries {
+		if e.key != key {
+			continue
+		}
+		if e.current() {
+			copy(c.entries[i:], c.entries[i+1:])
+			c.entries[len(c.entries)-1] = e
+			e.refs++
+			c.mu.Unlock()
+			return e.fd, c.releaser(e), nil
+		}
+		c.entries = append(c.entries[:i], c.entries[i+1:]...)
+		c.unref(e)
+		break
+	}
+	c.mu.Unlock()
+
+	fd, files, err := build(abi, r)
+	if err != nil || fd < 0 {
+		return fd, func() {}, err
+	}
+	e := &cacheEntry{key: key, fd: fd, files: files, refs: 2}
+	c.mu.Lock()
+	c.entries = append(c.entries, e)
+	if len(c.entries) > c.size {
+		c.unref(c.entries[0])
+		c.entries = c.entries[1:]
+	}
+	c.mu.Unlock()
+	return fd, c.releaser(e), nil
+}
+
+func (c *Cache) releaser(e *cacheEntry) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			c.unref(e)
+			c.mu.Unlock()
+		})
+	}
+}
+
+// unref drops one holder; the last closes the descriptor. c.mu is held.
+func (c *Cache) unref(e *cacheEntry) {
+	if e.refs--; e.refs == 0 {
+		unix.Close(e.fd)
+	}
+}
+
+func (e *cacheEntry) current() bool {
+	for _, f := range e.files {
+		if !f.current() {
+			return false
+		}
+	}
+	return true
+}
+
+func cacheKey(abi int, r Rules) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(abi))
+	if r.FullDiskWrite {
+		b.WriteString(" fulldisk")
+	}
+	if r.DenyNetwork {
+		b.WriteString(" nonet")
+	}
+	for _, root := range r.WritableRoots {
+		// Roots are paths: they hold no NUL.
+		b.WriteByte(0)
+		b.WriteString(root)
+	}
+	return b.String()
+}

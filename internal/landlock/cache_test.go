@@ -1,0 +1,87 @@
+//go:build linux
+
+package landlock
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// isRuleset says whether fd is open and is a Landlock ruleset.
+func isRuleset(fd int) bool {
+	target, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	return err == nil && target == "anon_inode:[landlock-ruleset]"
+}
+
+func requireABI(t *testing.T) int {
+	t.Helper()
+	abi, err := ABI()
+	if err != nil || abi < 3 {
+		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("Landlock ABI 3 is required: abi %d, %v", abi, err)
+		}
+		t.Skipf("no Landlock ABI 3 here: abi %d, %v", abi, err)
+	}
+	return abi
+}
+
+func TestCacheSharesAndRevalidates(t *testing.T) {
+	abi := requireABI(t)
+	c := NewCache(2)
+	a, b := t.TempDir(), t.TempDir()
+	rulesA := Rules{WritableRoots: []string{a}}
+
+	fd1, done1, err := c.Get(abi, rulesA)
+	require.NoError(t, err)
+	fd2, done2, err := c.Get(abi, rulesA)
+	require.NoError(t, err)
+	require.Equal(t, fd1, fd2, "the same rules share a ruleset")
+	done1()
+	done1() // a second call is harmless
+	done2()
+	require.True(t, isRuleset(fd1), "the cache keeps it")
+
+	fdB, doneB, err := c.Get(abi, Rules{WritableRoots: []string{b}})
+	require.NoError(t, err)
+	require.NotEqual(t, fd1, fdB)
+	fdNet, doneNet, err := c.Get(abi, Rules{WritableRoots: []string{a}, DenyNetwork: true})
+	require.NoError(t, err)
+	require.NotEqual(t, fd1, fdNet, "another policy for the same root")
+	require.False(t, isRuleset(fd1), "the least recently used ruleset was evicted and closed")
+	require.True(t, isRuleset(fdB), "a ruleset in use stays open")
+	doneB()
+	doneNet()
+
+	// A root replaced by another directory gets a new ruleset; the old
+	// one is closed once its last user is done.
+	fdOld, doneOld, err := c.Get(abi, Rules{WritableRoots: []string{b}})
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(b))
+	require.NoError(t, os.Mkdir(b, 0o755))
+	fdNew, doneNew, err := c.Get(abi, Rules{WritableRoots: []string{b}})
+	require.NoError(t, err)
+	require.NotEqual(t, fdOld, fdNew)
+	require.True(t, isRuleset(fdOld), "still held by its user")
+	doneOld()
+	require.False(t, isRuleset(fdOld), "closed after its last user")
+	doneNew()
+
+	// A root that is gone is an error, not a stale ruleset.
+	require.NoError(t, os.Remove(b))
+	_, _, err = c.Get(abi, Rules{WritableRoots: []string{b}})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = os.Stat(filepath.Join(a))
+	require.NoError(t, err)
+}
+
+func TestCacheNothingHandled(t *testing.T) {
+	c := NewCache(1)
+	fd, done, err := c.Get(0, Rules{WritableRoots: []string{t.TempDir()}})
+	require.NoError(t, err)
+	require.Equal(t, -1, fd)
+	done()
+}
