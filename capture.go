@@ -53,6 +53,13 @@ func (c *capture) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// skip counts n bytes that were written and are not kept: a run of bytes
+// that comes before at least tailLimit more.
+func (c *capture) skip(n int64) { c.total += n }
+
+// headFull says whether every further byte goes to the tail.
+func (c *capture) headFull() bool { return len(c.head) == c.headLimit }
+
 // omitted is how many bytes were written but not kept.
 func (c *capture) omitted() int64 {
 	return c.total - int64(len(c.head)) - int64(c.ringUsed)
@@ -94,7 +101,15 @@ func drain(r *os.File, c *capture, live io.Writer) {
 		}
 		c.Write(b)
 	}
+	spliceTried := false
 	for {
+		if live == nil && !spliceTried && c.headFull() {
+			// A flood: what is not kept need not be copied.
+			spliceTried = true
+			if spliceMiddle(r, c, buf) {
+				return
+			}
+		}
 		n, err := r.Read(buf)
 		if n > 0 {
 			feed(buf[:n])
