@@ -3,7 +3,6 @@
 package sandboxexec
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,17 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// wantCaptured is what a call returns for a stream that was full.
-func wantCaptured(full string) string {
-	if len(full) <= MaxStreamOutput {
-		return full
-	}
-	half := MaxStreamOutput / 2
-	return full[:half] +
-		fmt.Sprintf("\n[... sandboxexec: %d of %d bytes omitted ...]\n", len(full)-MaxStreamOutput, len(full)) +
-		full[len(full)-(MaxStreamOutput-half):]
-}
 
 // The middle of a flood is spliced away rather than read; whatever the
 // writer's block size and the stream's length, the result is what reading

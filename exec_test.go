@@ -104,6 +104,38 @@ func engMarker(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "ran")
 }
 
+// wantCaptured is what a call returns for a stream that was full.
+func wantCaptured(full string) string {
+	if len(full) <= MaxStreamOutput {
+		return full
+	}
+	half := MaxStreamOutput / 2
+	return full[:half] +
+		fmt.Sprintf("\n[... sandboxexec: %d of %d bytes omitted ...]\n", len(full)-MaxStreamOutput, len(full)) +
+		full[len(full)-(MaxStreamOutput-half):]
+}
+
+// requireZeroFloods asserts that each of out's streams carried n zero bytes
+// (head -c n /dev/zero) and kept what the head and tail of such a stream
+// are.
+func requireZeroFloods(t *testing.T, out ExecToolCallOutput, n int) {
+	t.Helper()
+	want := wantCaptured(strings.Repeat("\x00", n))
+	for _, s := range []struct {
+		name      string
+		text      string
+		bytes     int64
+		truncated bool
+	}{
+		{"stdout", out.Stdout, out.StdoutBytes, out.StdoutTruncated},
+		{"stderr", out.Stderr, out.StderrBytes, out.StderrTruncated},
+	} {
+		assert.Equal(t, int64(n), s.bytes, s.name)
+		assert.Equal(t, n > MaxStreamOutput, s.truncated, s.name)
+		assert.True(t, want == s.text, "%s: %d bytes kept, want %d", s.name, len(s.text), len(want))
+	}
+}
+
 func engSeq(n int) string {
 	var b strings.Builder
 	for i := 1; i <= n; i++ {
