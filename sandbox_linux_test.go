@@ -904,6 +904,26 @@ func TestLinuxHostUnaffected(t *testing.T) {
 	ln.Close()
 	assert.Equal(t, nnpBefore, statusLine("NoNewPrivs"))
 	assert.Equal(t, seccompBefore, statusLine("Seccomp"))
+
+	// Only the spawning threads carry the filter: a few per filter (two
+	// filters here at most: with and without network), never the rest.
+	tasks, err := os.ReadDir("/proc/self/task")
+	require.NoError(t, err)
+	filtered := 0
+	for _, task := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+		if err != nil {
+			continue // the thread is gone
+		}
+		if strings.Contains(string(b), "\nSeccomp:\t2\n") {
+			filtered++
+			assert.Contains(t, string(b), "\nNoNewPrivs:\t1\n")
+		}
+	}
+	t.Logf("%d of %d threads carry the seccomp filter", filtered, len(tasks))
+	assert.Positive(t, filtered)
+	assert.LessOrEqual(t, filtered, 2*max(2, runtime.GOMAXPROCS(0)))
+	assert.Less(t, filtered, len(tasks))
 }
 
 func TestLinuxWorkdirAndLookup(t *testing.T) {

@@ -204,12 +204,32 @@ func spawnQueue(filter []byte) (chan<- spawnJob, error) {
 	return q, nil
 }
 
-// spawnThread locks itself to a thread for good, restricts that thread
-// with filter (if any), reports how that went on ready, and then spawns
-// for q's jobs. It never unlocks and never returns once ready: the
-// children's parent-death signal and seccomp filter come from the thread.
+// spawnThread locks itself to a thread for good (never the main thread),
+// restricts that thread with filter (if any), reports how that went on
+// ready, and then spawns for q's jobs. It never unlocks and never returns
+// once ready: the children's parent-death signal and seccomp filter come
+// from the thread.
 func spawnThread(filter []byte, q <-chan spawnJob, ready chan<- error) {
 	runtime.LockOSThread()
+	if syscall.Gettid() == syscall.Getpid() {
+		// The main thread's state reads as the process's (/proc/<pid>/status):
+		// leave it alone. While this goroutine holds it, the new one runs on
+		// another thread.
+		moved := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(moved)
+			serveSpawns(filter, q, ready)
+		}()
+		<-moved
+		runtime.UnlockOSThread()
+		return
+	}
+	serveSpawns(filter, q, ready)
+}
+
+// serveSpawns is spawnThread on its thread.
+func serveSpawns(filter []byte, q <-chan spawnJob, ready chan<- error) {
 	if filter != nil {
 		var stage C.int
 		mem := C.CBytes(filter)

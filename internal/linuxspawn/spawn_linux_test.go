@@ -565,6 +565,12 @@ func TestSeccomp(t *testing.T) {
 	out, _ = runSh(t, script)
 	assert.Contains(t, out, "made")
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "host"), 0o755))
+	// The filter went on spawning threads, never on the main thread, whose
+	// state reads as the process's.
+	status, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	assert.Contains(t, string(status), "\nSeccomp:\t0\n")
+	assert.Contains(t, string(status), "\nNoNewPrivs:\t0\n")
 }
 
 // Filters are carried by spawning threads for the first few distinct ones
