@@ -4,7 +4,6 @@ package sandboxexec
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -22,24 +21,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// hostileCallLimit bounds every call in this file, so that a regression
-// shows up as a failure rather than a hung test binary.
-const hostileCallLimit = 30 * time.Second
-
+// runHostile is engRun that fails the test when the call hung: every
+// hostile input must come back well within the engine tests' call limit.
 func runHostile(t *testing.T, p ExecParams, opts ...Option) (ExecToolCallOutput, time.Duration, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hostileCallLimit)
-	defer cancel()
-	start := time.Now()
-	out, err := ProcessExecToolCall(ctx, p, SandboxNone, nil, SandboxPolicy{}, opts...)
-	elapsed := time.Since(start)
-	require.Less(t, elapsed, hostileCallLimit, "the call must not hang")
+	out, elapsed, err := engRun(t, p, opts...)
+	require.Less(t, elapsed, engCallLimit/2, "the call must not hang")
 	return out, elapsed, err
 }
 
-func sh(script string, args ...string) []string {
-	return append([]string{"sh", "-c", script, "sh"}, args...)
-}
+func sh(script string, args ...string) []string { return engSh(script, args...).Command }
 
 // TestHostileInputs feeds ProcessExecToolCall inputs that are malformed or
 // meant to break the engine. Each must end in a clear error or a documented
