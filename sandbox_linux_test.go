@@ -32,6 +32,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentbox/sandboxexec/internal/landlock"
+	"github.com/agentbox/sandboxexec/internal/linuxspawn"
 )
 
 // requireSandbox skips the test when the Linux sandbox cannot be enforced in
@@ -922,7 +923,7 @@ func TestLinuxHostUnaffected(t *testing.T) {
 	}
 	t.Logf("%d of %d threads carry the seccomp filter", filtered, len(tasks))
 	assert.Positive(t, filtered)
-	assert.LessOrEqual(t, filtered, 2*max(2, runtime.GOMAXPROCS(0)))
+	assert.LessOrEqual(t, filtered, 2*linuxspawn.ThreadsPerQueue())
 	assert.Less(t, filtered, len(tasks))
 }
 

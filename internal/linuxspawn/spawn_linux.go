@@ -152,6 +152,12 @@ type spawned struct {
 	err error
 }
 
+// ThreadsPerQueue is how many spawning threads serve one filter (or none):
+// a spawn holds its thread only until the child execs, so a few serve many
+// concurrent calls, and a large machine does not get a hundred idle
+// threads per filter.
+func ThreadsPerQueue() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
+
 // maxFilteredQueues bounds the threads kept for distinct seccomp filters;
 // past it, a child installs its filter itself.
 const maxFilteredQueues = 4
@@ -185,7 +191,7 @@ func spawnQueue(filter []byte) (chan<- spawnJob, error) {
 	}
 	q = make(chan spawnJob)
 	ready := make(chan error)
-	for i := 0; i < max(2, runtime.GOMAXPROCS(0)); i++ {
+	for i := 0; i < ThreadsPerQueue(); i++ {
 		go spawnThread(filter, q, ready)
 		if err := <-ready; err != nil {
 			if i == 0 {
