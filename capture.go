@@ -135,13 +135,17 @@ func sweep(r *os.File, buf []byte, feed func([]byte)) {
 	if err != nil {
 		return
 	}
-	rc.Control(func(fd uintptr) {
-		for {
-			n, err := rawRead(fd, buf)
-			if n <= 0 || err != nil {
-				return
-			}
-			feed(buf[:n])
+	rc.Control(func(fd uintptr) { readAvailable(fd, buf, feed) })
+}
+
+// readAvailable reads the non-blocking descriptor fd until it has nothing
+// more to give (or fails), handing each read to feed.
+func readAvailable(fd uintptr, buf []byte, feed func([]byte)) {
+	for {
+		n, err := rawRead(fd, buf)
+		if n <= 0 || err != nil {
+			return
 		}
-	})
+		feed(buf[:n])
+	}
 }

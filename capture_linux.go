@@ -74,16 +74,7 @@ func spliceMiddle(r *os.File, c *capture, buf []byte) (ended bool) {
 	// flush reads the tail pipe into c: the stream's newest bytes.
 	flush := func() {
 		unix.Close(tailW)
-		for {
-			n, err := unix.Read(tailR, buf)
-			if err == unix.EINTR {
-				continue
-			}
-			if n <= 0 || err != nil {
-				return
-			}
-			c.Write(buf[:n])
-		}
+		readAvailable(uintptr(tailR), buf, func(b []byte) { c.Write(b) })
 	}
 
 	rc, err := r.SyscallConn()
