@@ -93,6 +93,8 @@ func drain(r *os.File, c *capture, live io.Writer) {
 	bp := readBufs.Get().(*[]byte)
 	defer readBufs.Put(bp)
 	buf := *bp
+	var backlog tailPipe
+	defer backlog.close()
 	feed := func(b []byte) {
 		if live != nil {
 			if _, werr := live.Write(b); werr != nil {
@@ -101,15 +103,7 @@ func drain(r *os.File, c *capture, live io.Writer) {
 		}
 		c.Write(b)
 	}
-	spliceTried := false
 	for {
-		if live == nil && !spliceTried && c.headFull() {
-			// A flood: what is not kept need not be copied.
-			spliceTried = true
-			if spliceMiddle(r, c, buf) {
-				return
-			}
-		}
 		n, err := r.Read(buf)
 		if n > 0 {
 			feed(buf[:n])
@@ -123,6 +117,13 @@ func drain(r *os.File, c *capture, live io.Writer) {
 			}
 			// EOF, the deadline, or a closed pipe: the stream ends here and
 			// what was read is kept.
+			return
+		}
+		// A full read says the writer is ahead and the pipe holds more. While
+		// the reader keeps up, the kernel recycles the pipe's pages and the
+		// copy is cheap; once the pipe backs up, its pages are new anyway,
+		// and what the capture will not keep need not be copied at all.
+		if n == len(buf) && live == nil && c.headFull() && backlog.splice(r, c, buf) {
 			return
 		}
 	}

@@ -3,7 +3,6 @@
 package sandboxexec
 
 import (
-	"errors"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -11,9 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// splicedAway counts the bytes spliceMiddle discarded, and spliceFallBacks
-// the times it handed back to reading: tests check that each path ran.
-var splicedAway, spliceFallBacks atomic.Int64
+// splicedAway counts the bytes tailPipe discarded: tests check that the
+// splice path ran.
+var splicedAway atomic.Int64
 
 // devNull is where the middle of a flood goes: splicing to it frees the
 // pipe's pages without copying them.
@@ -21,108 +20,112 @@ var devNull = sync.OnceValues(func() (int, error) {
 	return unix.Open("/dev/null", unix.O_WRONLY|unix.O_CLOEXEC, 0)
 })
 
-// spliceMiddle drains r once c's head is full, without copying what c will
-// not keep. The stream moves by splice(2), page references rather than
-// bytes, into a second pipe that holds the newest bytes: once that pipe
-// holds well over c's tail, the excess (bytes the tail would overwrite
-// anyway, since at least a tail's worth follows them) is spliced to
-// /dev/null. At the end the second pipe's bytes, the stream's last ones,
-// are read into c. A writer that keeps the reader waking for small writes
-// (head -c writes 8 KiB at a time) otherwise costs a copy of every byte.
-//
-// It reports whether the stream ended (EOF, the read deadline, or an
-// error); false means splicing was not possible or stopped being, c is up
-// to date, and the caller goes on reading r.
-func spliceMiddle(r *os.File, c *capture, buf []byte) (ended bool) {
-	null, err := devNull()
-	if err != nil || c.tailLimit == 0 {
+// tailPipe moves a stream's backlog without copying what its capture will
+// not keep. splice(2) moves the stream, page references rather than bytes,
+// into a second pipe that holds the newest bytes; once that pipe holds well
+// over the capture's tail, the excess (bytes the tail would overwrite anyway,
+// since at least a tail's worth follows them) is spliced to /dev/null. When
+// the backlog is gone, the second pipe's bytes are read into the capture and
+// the stream is read again. The zero value is ready; the pipe is made on
+// first use.
+type tailPipe struct {
+	r, w     int // non-blocking ends; valid when capacity > 0
+	capacity int
+	held     int  // bytes in the pipe
+	failed   bool // no pipe could be made: read instead
+}
+
+// burstPipes bounds one splice call, in the tail pipe's capacities, so that a
+// writer that never lets the backlog empty still sees drain's read, and its
+// deadline, now and then.
+const burstPipes = 16
+
+// splice moves the backlog of src (non-blocking) into c, once c's head is
+// full, until src is empty or the tail pipe's slots are (a writer in packet
+// mode puts a few bytes in each). It reports whether the stream ended: its
+// writers are gone.
+func (t *tailPipe) splice(src *os.File, c *capture, buf []byte) (ended bool) {
+	if !t.open(c) {
+		return false
+	}
+	rc, err := src.SyscallConn()
+	if err != nil {
+		return false
+	}
+	half := t.capacity / 2
+	rc.Control(func(fd uintptr) {
+		for moved := 0; moved < burstPipes*t.capacity; {
+			// Splice in at most half the pipe at once, and discard down to
+			// the tail once it holds more than half: the pipe fills up only
+			// when its pages are mostly empty.
+			n, err := unix.Splice(int(fd), nil, t.w, nil, min(half, t.capacity-t.held), unix.SPLICE_F_NONBLOCK)
+			switch {
+			case n > 0:
+				moved += int(n)
+				t.held += int(n)
+				if t.held > half && !t.discard(c) {
+					return
+				}
+			case err == nil: // n == 0: the writers are gone
+				ended = true
+				return
+			case err == unix.EINTR:
+			default: // EAGAIN: src or the tail pipe's slots ran out
+				return
+			}
+		}
+	})
+	t.discard(c)
+	readAvailable(uintptr(t.r), buf, func(b []byte) { c.Write(b) })
+	t.held = 0
+	return ended
+}
+
+// open makes the tail pipe, once; it reports whether there is one.
+func (t *tailPipe) open(c *capture) bool {
+	if t.capacity > 0 || t.failed {
+		return t.capacity > 0
+	}
+	t.failed = true
+	if _, err := devNull(); err != nil || c.tailLimit == 0 {
 		return false
 	}
 	var p [2]int
 	if unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK) != nil {
 		return false
 	}
-	tailR, tailW := p[0], p[1]
-	defer unix.Close(tailR)
-	capacity, _ := unix.FcntlInt(uintptr(tailW), fSetPipeSize, 1<<20)
+	capacity, _ := unix.FcntlInt(uintptr(p[1]), fSetPipeSize, 1<<20)
 	if capacity < 4*c.tailLimit {
-		unix.Close(tailW)
+		unix.Close(p[0])
+		unix.Close(p[1])
 		return false
 	}
-	// Splice in at most half the pipe at once, and discard down to the
-	// tail once it holds more than half: the pipe never nears full unless
-	// its pages are mostly empty (tiny writes in packet mode), and then
-	// splicing in fails and this falls back to reading.
-	half := capacity / 2
-	held := 0 // bytes in the tail pipe
+	t.r, t.w, t.capacity, t.failed = p[0], p[1], capacity, false
+	return true
+}
 
-	discard := func() bool {
-		for held > c.tailLimit {
-			n, err := unix.Splice(tailR, nil, null, nil, held-c.tailLimit, 0)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n <= 0 {
-				return false
-			}
-			held -= int(n)
-			c.skip(n)
-			splicedAway.Add(n)
+// discard splices the tail pipe's oldest bytes to /dev/null until it holds
+// no more than c's tail, counting them in c. It reports whether it got there.
+func (t *tailPipe) discard(c *capture) bool {
+	null, _ := devNull()
+	for t.held > c.tailLimit {
+		n, err := unix.Splice(t.r, nil, null, nil, t.held-c.tailLimit, 0)
+		if err == unix.EINTR {
+			continue
 		}
-		return true
-	}
-	// flush reads the tail pipe into c: the stream's newest bytes.
-	flush := func() {
-		unix.Close(tailW)
-		readAvailable(uintptr(tailR), buf, func(b []byte) { c.Write(b) })
-	}
-
-	rc, err := r.SyscallConn()
-	if err != nil {
-		unix.Close(tailW)
-		return false
-	}
-	var fallBack, eof bool
-	readErr := rc.Read(func(fd uintptr) bool {
-		for {
-			want := min(half, capacity-held)
-			n, err := unix.Splice(int(fd), nil, tailW, nil, want, unix.SPLICE_F_NONBLOCK)
-			switch {
-			case n > 0:
-				held += int(n)
-				if held > half && !discard() {
-					fallBack = true
-					return true
-				}
-			case err == nil: // n == 0: the writers are gone
-				eof = true
-				return true
-			case err == unix.EINTR:
-			case err == unix.EAGAIN:
-				// Either r is empty (wait for it) or the tail pipe is
-				// full (make room, or give up on splicing).
-				if avail, ierr := unix.IoctlGetInt(int(fd), unix.TIOCINQ); ierr == nil && avail == 0 {
-					return false
-				}
-				if held <= c.tailLimit || !discard() {
-					fallBack = true
-					return true
-				}
-			default:
-				fallBack = true
-				return true
-			}
+		if err != nil || n <= 0 {
+			return false
 		}
-	})
-	flush()
-	switch {
-	case eof:
-		return true
-	case fallBack && readErr == nil:
-		spliceFallBacks.Add(1)
-		return false
-	case errors.Is(readErr, os.ErrDeadlineExceeded):
-		sweep(r, buf, func(b []byte) { c.Write(b) })
+		t.held -= int(n)
+		c.skip(n)
+		splicedAway.Add(n)
 	}
 	return true
+}
+
+func (t *tailPipe) close() {
+	if t.capacity > 0 {
+		unix.Close(t.r)
+		unix.Close(t.w)
+	}
 }
