@@ -95,6 +95,7 @@ func drain(r *os.File, c *capture, live io.Writer) {
 	buf := *bp
 	var backlog tailPipe
 	defer backlog.close()
+	enlarged := false
 	feed := func(b []byte) {
 		if live != nil {
 			if _, werr := live.Write(b); werr != nil {
@@ -119,12 +120,19 @@ func drain(r *os.File, c *capture, live io.Writer) {
 			// what was read is kept.
 			return
 		}
-		// A full read says the writer is ahead and the pipe holds more. While
+		// A full read says the writer is ahead and the pipe holds more: a
+		// larger pipe makes it block less often. While
 		// the reader keeps up, the kernel recycles the pipe's pages and the
 		// copy is cheap; once the pipe backs up, its pages are new anyway,
 		// and what the capture will not keep need not be copied at all.
-		if n == len(buf) && live == nil && c.headFull() && backlog.splice(r, c, buf) {
-			return
+		if n == len(buf) {
+			if !enlarged {
+				enlarged = true
+				enlargePipe(r)
+			}
+			if live == nil && c.headFull() && backlog.splice(r, c, buf) {
+				return
+			}
 		}
 	}
 }

@@ -260,7 +260,6 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		if err != nil {
 			return ExecToolCallOutput{}, fmt.Errorf("sandboxexec: pipe: %w", err)
 		}
-		enlargePipe(pr)
 		readers[i] = pr
 		closeAtEnd = append(closeAtEnd, pr)
 		closeAfterStart = append(closeAfterStart, pw)
@@ -386,20 +385,11 @@ func argSizes(req *spawnRequest) string {
 // their reads return so that a pipe held open by an escaped process cannot
 // hold the call.
 func waitBounded(drained *sync.WaitGroup, readers []*os.File) {
-	done := make(chan struct{})
-	go func() {
-		drained.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return
-	case <-time.After(drainGrace):
-	}
+	deadline := time.Now().Add(drainGrace)
 	for _, r := range readers {
-		r.SetReadDeadline(time.Now())
+		r.SetReadDeadline(deadline)
 	}
-	<-done
+	drained.Wait()
 }
 
 // stdinCopier feeds a reader that is not a file to the child through a pipe.

@@ -35,9 +35,11 @@ func startPlain(req *spawnRequest) (*child, error) {
 // fSetPipeSize is F_SETPIPE_SZ, which only Linux has.
 const fSetPipeSize = 1031
 
-// enlargePipe asks for a 1 MiB pipe buffer on Linux: a writer then blocks far
-// less often, and large captures run steadier and faster. Failure (a user
-// over its pipe quota) leaves the default size, which only costs speed.
+// enlargePipe asks for a 1 MiB pipe buffer on Linux, for a stream whose
+// writer is ahead of its reader: the writer then blocks far less often.
+// Streams that never back up keep the default size, which costs a spawn
+// nothing and none of the user's pipe quota. Failure (a user over its quota)
+// leaves the default size, which only costs speed.
 func enlargePipe(f *os.File) {
 	if runtime.GOOS != "linux" {
 		return
