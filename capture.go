@@ -121,10 +121,10 @@ func drain(r *os.File, c *capture, live io.Writer) {
 			return
 		}
 		// A full read says the writer is ahead and the pipe holds more: a
-		// larger pipe makes it block less often. While
-		// the reader keeps up, the kernel recycles the pipe's pages and the
-		// copy is cheap; once the pipe backs up, its pages are new anyway,
-		// and what the capture will not keep need not be copied at all.
+		// larger pipe makes it block less often. While the reader keeps up,
+		// the kernel recycles the pipe's pages and the copy is cheap; once
+		// the pipe backs up, its pages are new anyway, and what the capture
+		// will not keep need not be copied at all.
 		if n == len(buf) {
 			if !enlarged {
 				enlarged = true

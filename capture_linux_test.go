@@ -115,3 +115,27 @@ func TestCaptureSplicedFloodHeldOpen(t *testing.T) {
 	assert.Equal(t, int64(len(full)), out.StdoutBytes)
 	assert.Equal(t, wantCaptured(full), out.Stdout)
 }
+
+// A stream whose reads fill the buffer gets a 1 MiB pipe; one that never
+// backs up keeps the size it had.
+func TestDrainEnlargesBackedUpPipe(t *testing.T) {
+	t.Parallel()
+	for _, written := range []int{100, 64 << 10} {
+		pr, pw, err := os.Pipe()
+		require.NoError(t, err)
+		initial, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0)
+		require.NoError(t, err)
+		_, err = pw.Write(make([]byte, written))
+		require.NoError(t, err)
+		require.NoError(t, pw.Close())
+		drain(pr, newCapture(MaxStreamOutput), nil)
+		size, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0)
+		require.NoError(t, err)
+		want := initial
+		if written == 64<<10 {
+			want = max(initial, 1<<20)
+		}
+		assert.Equal(t, want, size, "%d bytes written", written)
+		pr.Close()
+	}
+}
