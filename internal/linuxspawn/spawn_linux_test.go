@@ -615,6 +615,38 @@ truncate -s 0 f 2>/dev/null && echo truncate=ok || echo truncate=denied`, dir)
 	}
 }
 
+// TestSpawnThreadsPerFilter re-runs this test binary with GOMAXPROCS set
+// and counts the threads that carry the filter of its one spawn: a few on a
+// small host, as many as GOMAXPROCS in between, and never more than 8 on a
+// large one.
+func TestSpawnThreadsPerFilter(t *testing.T) {
+	if os.Getenv("LINUXSPAWN_TEST_THREADS") == "1" {
+		a := shAttr(t, "exit 0")
+		a.NoNewPrivs = true
+		a.SeccompFilter = seccompFilter(t, "mkdir", "mkdirat")
+		_, _, err := run(t, a)
+		require.NoError(t, err)
+		tasks, err := os.ReadDir("/proc/self/task")
+		require.NoError(t, err)
+		filtered := 0
+		for _, task := range tasks {
+			b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
+			if err == nil && strings.Contains(string(b), "\nSeccomp:\t2\n") {
+				filtered++
+			}
+		}
+		fmt.Printf("filtered=%d\n", filtered)
+		return
+	}
+	for procs, want := range map[int]int{1: 2, 3: 3, 8: 8, 32: 8} {
+		host := exec.Command(os.Args[0], "-test.run=^TestSpawnThreadsPerFilter$", "-test.count=1")
+		host.Env = append(os.Environ(), "LINUXSPAWN_TEST_THREADS=1", fmt.Sprintf("GOMAXPROCS=%d", procs))
+		out, err := host.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), fmt.Sprintf("filtered=%d\n", want), "GOMAXPROCS=%d", procs)
+	}
+}
+
 func TestNewPIDNamespace(t *testing.T) {
 	a := shAttr(t, "echo $$; sleep 60 & exit 0")
 	a.NewPIDNamespace = true
