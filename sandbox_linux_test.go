@@ -891,6 +891,7 @@ func TestLinuxHostUnaffected(t *testing.T) {
 		return ""
 	}
 	nnpBefore, seccompBefore := statusLine("NoNewPrivs"), statusLine("Seccomp")
+	bndBefore := statusLine("CapBnd")
 
 	root := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "host-file")
@@ -905,6 +906,7 @@ func TestLinuxHostUnaffected(t *testing.T) {
 	ln.Close()
 	assert.Equal(t, nnpBefore, statusLine("NoNewPrivs"))
 	assert.Equal(t, seccompBefore, statusLine("Seccomp"))
+	assert.Equal(t, bndBefore, statusLine("CapBnd"), "the spawning threads shrink their own bounding set, not the host's")
 
 	// Only the spawning threads carry the filter: a few per filter (two
 	// filters here at most: with and without network), never the rest.

@@ -55,25 +55,37 @@ __attribute__((noreturn)) static void fail(struct ls_req *r, int stage, int err)
 	_exit(127);
 }
 
-// drop_capabilities keeps only r->keep_caps: in the bounding set, so that
-// execve cannot hand a root command the rest back, and in the permitted and
-// effective sets; the inheritable and ambient sets are emptied. Without
-// CAP_SETPCAP (not root) the bounding set cannot shrink, and need not: such
-// a process has no capabilities, and no_new_privs stops file capabilities.
-static void drop_capabilities(struct ls_req *r) {
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+// drop_bounding_set removes every capability but keep from the calling
+// thread's bounding set, so that no execve after it can grant the rest. It
+// returns 0 or an errno. Without CAP_SETPCAP (not root) the bounding set
+// cannot shrink, and need not: such a process has no capabilities, and
+// no_new_privs stops file capabilities.
+static int drop_bounding_set(uint64_t keep) {
 	int i;
 
 	for (i = 0; i < 64; i++) {
-		if (r->keep_caps & (1ULL << i))
+		if (keep & (1ULL << i))
 			continue;
 		if (prctl(PR_CAPBSET_DROP, i, 0, 0, 0) < 0) {
 			if (errno == EINVAL || errno == EPERM)
-				break; // past the last capability, or no CAP_SETPCAP
-			fail(r, LS_STAGE_CAPABILITIES, errno);
+				return 0; // past the last capability, or no CAP_SETPCAP
+			return errno;
 		}
 	}
+	return 0;
+}
+
+// drop_capabilities keeps only r->keep_caps: in the bounding set (unless
+// the cloning thread had already shrunk its own, which the child inherits),
+// and in the permitted and effective sets; the inheritable and ambient sets
+// are emptied.
+static void drop_capabilities(struct ls_req *r) {
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	int i, err;
+
+	if (!r->bounding_inherited && (err = drop_bounding_set(r->keep_caps)) != 0)
+		fail(r, LS_STAGE_CAPABILITIES, err);
 	// Ambient capabilities exist since Linux 4.3; EINVAL before.
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		fail(r, LS_STAGE_CAPABILITIES, errno);
@@ -297,16 +309,28 @@ int ls_start(struct ls_req *r) {
 	return 0;
 }
 
-// ls_filter_thread sets no_new_privs and installs the seccomp filter on the
-// calling thread only (no TSYNC): every child it clones from then on
-// inherits both, without preparing and compiling the filter again. It
-// returns 0, or an errno with *stage set to the step that failed.
-int ls_filter_thread(const void *filter, unsigned short filter_len, int *stage) {
+// ls_prepare_thread puts on the calling thread only what every child it
+// clones from then on inherits: a bounding set shrunk to keep (with
+// drop_bounding), and no_new_privs with the seccomp filter (with
+// filter_len > 0, and no TSYNC). Each is then done once per thread, not at
+// every spawn: shrinking the bounding set takes a system call per
+// capability, and installing a filter prepares and compiles it. It returns
+// 0, or an errno with *stage set to the step that failed.
+int ls_prepare_thread(int drop_bounding, uint64_t keep, const void *filter,
+		      unsigned short filter_len, int *stage) {
 	struct sock_fprog prog = {
 	    .len = filter_len,
 	    .filter = (struct sock_filter *)filter,
 	};
+	int err;
 
+	// Before the filter, which may refuse prctl.
+	if (drop_bounding && (err = drop_bounding_set(keep)) != 0) {
+		*stage = LS_STAGE_CAPABILITIES;
+		return err;
+	}
+	if (filter_len == 0)
+		return 0;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		*stage = LS_STAGE_NO_NEW_PRIVS;
 		return errno;

@@ -123,16 +123,23 @@ const maxFilterLen = 4096
 // with that filter clones from (a few per distinct filter, for the first
 // few filters), and the child inherits both at clone: it is filtered from
 // its first instruction, and the filter is prepared once rather than at
-// every spawn. Past those filters, the child installs the filter itself
-// as its last step before execve. The rest of the host is not filtered.
+// every spawn. With DropCapabilities, those threads also shrink their
+// bounding set to KeepCapabilities once, and the child inherits it. Past
+// those few filters and capability sets, the child does both itself (the
+// filter as its last step before execve). The rest of the host is neither
+// filtered nor loses a capability.
 func Start(a *Attr) (pid int, err error) {
-	if a.Pdeathsig == 0 && a.SeccompFilter == nil {
-		return start(a, false)
+	if a.Pdeathsig == 0 && a.SeccompFilter == nil && !a.DropCapabilities {
+		return start(a, threadState{})
 	}
 	if err := check(a); err != nil {
 		return 0, err
 	}
-	q, err := spawnQueue(a.SeccompFilter)
+	want := threadState{filter: string(a.SeccompFilter), dropBounding: a.DropCapabilities}
+	if a.DropCapabilities {
+		want.keep = a.KeepCapabilities
+	}
+	q, err := spawnQueue(want)
 	if err != nil {
 		return 0, err
 	}
@@ -152,39 +159,49 @@ type spawned struct {
 	err error
 }
 
-// ThreadsPerQueue is how many spawning threads serve one filter (or none):
-// a spawn holds its thread only until the child execs, so a few serve many
-// concurrent calls, and a large machine does not get a hundred idle
-// threads per filter.
-func ThreadsPerQueue() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
-
-// maxFilteredQueues bounds the threads kept for distinct seccomp filters;
-// past it, a child installs its filter itself.
-const maxFilteredQueues = 4
-
-// spawnQueues are the long-lived spawning threads, by seccomp filter (""
-// for none). The threads of a filter carry it, with no_new_privs, on
-// themselves: installing a filter in each child means preparing and
-// JIT-compiling it on every spawn, and freeing it again at every exit, which
-// costs more than all the child's other steps together. Only those threads
-// are restricted, not the rest of the host; they run nothing but spawns.
-var spawnQueues struct {
-	sync.Mutex
-	byFilter map[string]chan spawnJob
-	filtered int // queues with a filter
+// threadState is what the spawning threads of a queue put on themselves,
+// for their children to inherit at clone.
+type threadState struct {
+	filter       string // seccomp filter, with no_new_privs; "" for none
+	dropBounding bool   // the bounding set is shrunk to keep
+	keep         uint64
 }
 
-// spawnQueue returns the queue of the threads for filter, starting them on
-// first use. An error is the filter failing to install.
-func spawnQueue(filter []byte) (chan<- spawnJob, error) {
+func (s threadState) restricted() bool { return s.filter != "" || s.dropBounding }
+
+// ThreadsPerQueue is how many spawning threads serve one thread state:
+// a spawn holds its thread only until the child execs, so a few serve many
+// concurrent calls, and a large machine does not get a hundred idle
+// threads per state.
+func ThreadsPerQueue() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
+
+// maxRestrictedQueues bounds the threads kept for distinct filters and
+// bounding sets; past it, a child applies its own.
+const maxRestrictedQueues = 4
+
+// spawnQueues are the long-lived spawning threads, by the state they carry.
+// Preparing that state in each child instead costs more than all the
+// child's other steps together: installing a filter means preparing and
+// JIT-compiling it on every spawn, and freeing it again at every exit, and
+// shrinking the bounding set takes a system call per capability. Only
+// those threads are restricted, not the rest of the host; they run nothing
+// but spawns.
+var spawnQueues struct {
+	sync.Mutex
+	byState    map[threadState]chan spawnJob
+	restricted int // queues whose state is restricted
+}
+
+// spawnQueue returns the queue of the threads for want, starting them on
+// first use. An error is the state failing to apply.
+func spawnQueue(want threadState) (chan<- spawnJob, error) {
 	spawnQueues.Lock()
 	defer spawnQueues.Unlock()
-	key := string(filter)
-	q, ok := spawnQueues.byFilter[key]
-	if !ok && filter != nil && spawnQueues.filtered >= maxFilteredQueues {
-		// The child installs this filter itself.
-		key, filter = "", nil
-		q, ok = spawnQueues.byFilter[key]
+	q, ok := spawnQueues.byState[want]
+	if !ok && want.restricted() && spawnQueues.restricted >= maxRestrictedQueues {
+		// The child applies the state itself.
+		want = threadState{}
+		q, ok = spawnQueues.byState[want]
 	}
 	if ok {
 		return q, nil
@@ -192,7 +209,7 @@ func spawnQueue(filter []byte) (chan<- spawnJob, error) {
 	q = make(chan spawnJob)
 	ready := make(chan error)
 	for i := 0; i < ThreadsPerQueue(); i++ {
-		go spawnThread(filter, q, ready)
+		go spawnThread(want, q, ready)
 		if err := <-ready; err != nil {
 			if i == 0 {
 				return nil, err
@@ -200,22 +217,22 @@ func spawnQueue(filter []byte) (chan<- spawnJob, error) {
 			break // serve with the threads that did start
 		}
 	}
-	if spawnQueues.byFilter == nil {
-		spawnQueues.byFilter = make(map[string]chan spawnJob)
+	if spawnQueues.byState == nil {
+		spawnQueues.byState = make(map[threadState]chan spawnJob)
 	}
-	spawnQueues.byFilter[key] = q
-	if filter != nil {
-		spawnQueues.filtered++
+	spawnQueues.byState[want] = q
+	if want.restricted() {
+		spawnQueues.restricted++
 	}
 	return q, nil
 }
 
 // spawnThread locks itself to a thread for good (never the main thread),
-// restricts that thread with filter (if any), reports how that went on
-// ready, and then spawns for q's jobs. It never unlocks and never returns
-// once ready: the children's parent-death signal and seccomp filter come
-// from the thread.
-func spawnThread(filter []byte, q <-chan spawnJob, ready chan<- error) {
+// puts state on that thread, reports how that went on ready, and then
+// spawns for q's jobs. It never unlocks and never returns once ready: the
+// children's parent-death signal, seccomp filter and bounding set come from
+// the thread.
+func spawnThread(state threadState, q <-chan spawnJob, ready chan<- error) {
 	runtime.LockOSThread()
 	if syscall.Gettid() == syscall.Getpid() {
 		// The main thread's state reads as the process's (/proc/<pid>/status):
@@ -225,21 +242,25 @@ func spawnThread(filter []byte, q <-chan spawnJob, ready chan<- error) {
 		go func() {
 			runtime.LockOSThread()
 			close(moved)
-			serveSpawns(filter, q, ready)
+			serveSpawns(state, q, ready)
 		}()
 		<-moved
 		runtime.UnlockOSThread()
 		return
 	}
-	serveSpawns(filter, q, ready)
+	serveSpawns(state, q, ready)
 }
 
 // serveSpawns is spawnThread on its thread.
-func serveSpawns(filter []byte, q <-chan spawnJob, ready chan<- error) {
-	if filter != nil {
+func serveSpawns(state threadState, q <-chan spawnJob, ready chan<- error) {
+	if state.restricted() {
 		var stage C.int
-		mem := C.CBytes(filter)
-		errno := C.ls_filter_thread(mem, C.ushort(len(filter)/8), &stage)
+		var mem unsafe.Pointer
+		if state.filter != "" {
+			mem = C.CBytes([]byte(state.filter))
+		}
+		errno := C.ls_prepare_thread(boolInt(state.dropBounding), C.uint64_t(state.keep),
+			mem, C.ushort(len(state.filter)/8), &stage)
 		C.free(mem)
 		if errno != 0 {
 			// Returning while locked ends the thread, and what was set
@@ -250,14 +271,14 @@ func serveSpawns(filter []byte, q <-chan spawnJob, ready chan<- error) {
 	}
 	ready <- nil
 	for j := range q {
-		pid, err := start(j.attr, filter != nil)
+		pid, err := start(j.attr, state)
 		j.reply <- spawned{pid, err}
 	}
 }
 
-// start spawns from the calling thread. inherited says the thread carries
-// a.SeccompFilter already, so the child gets it at clone.
-func start(a *Attr, inherited bool) (pid int, err error) {
+// start spawns from the calling thread, which carries thread: what of a it
+// already applied, the child inherits at clone and does not apply again.
+func start(a *Attr, thread threadState) (pid int, err error) {
 	if err := check(a); err != nil {
 		return 0, err
 	}
@@ -324,7 +345,7 @@ func start(a *Attr, inherited bool) (pid int, err error) {
 		r.rlimits = &cr[0]
 		r.nrlimits = C.int(n)
 	}
-	if a.SeccompFilter != nil && !inherited {
+	if a.SeccompFilter != nil && thread.filter == "" {
 		copy(mem[filter:], a.SeccompFilter)
 		r.filter = unsafe.Add(base, filter)
 		r.filter_len = C.ushort(len(a.SeccompFilter) / 8)
@@ -338,6 +359,7 @@ func start(a *Attr, inherited bool) (pid int, err error) {
 	r.landlock_fd = C.int(a.LandlockRulesetFD)
 	r.drop_caps = boolInt(a.DropCapabilities)
 	r.keep_caps = C.uint64_t(a.KeepCapabilities)
+	r.bounding_inherited = boolInt(thread.dropBounding && thread.keep == a.KeepCapabilities)
 	r.new_pidns = boolInt(a.NewPIDNamespace)
 
 	if C.ls_start(r) != 0 {

@@ -43,6 +43,7 @@ struct ls_req {
 	int landlock_fd; // negative: none
 	int drop_caps;
 	uint64_t keep_caps; // with drop_caps: the capabilities kept
+	int bounding_inherited; // with drop_caps: the bounding set is already keep_caps
 	int new_pidns;
 	const struct ls_rlimit *rlimits;
 	int nrlimits;
@@ -57,6 +58,7 @@ struct ls_req {
 };
 
 int ls_start(struct ls_req *r);
-int ls_filter_thread(const void *filter, unsigned short filter_len, int *stage);
+int ls_prepare_thread(int drop_bounding, uint64_t keep, const void *filter,
+		      unsigned short filter_len, int *stage);
 
 #endif

@@ -578,7 +578,7 @@ func TestSeccomp(t *testing.T) {
 // only it, either way.
 func TestSeccompManyFilters(t *testing.T) {
 	calls := []string{"mkdir", "rmdir", "symlink", "link", "rename", "chmod", "truncate"}
-	require.Greater(t, len(calls), maxFilteredQueues+1)
+	require.Greater(t, len(calls), maxRestrictedQueues+1)
 	for round := 0; round < 2; round++ {
 		for i, denied := range calls {
 			dir := t.TempDir()
@@ -831,18 +831,41 @@ func TestDropCapabilities(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to have capabilities to drop")
 	}
-	const keep = 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_CHOWN
-	a := shAttr(t, "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status")
-	a.DropCapabilities = true
-	a.KeepCapabilities = keep
-	out, _, err := run(t, a)
+	hostStatus, err := os.ReadFile("/proc/self/status")
 	require.NoError(t, err)
-	want := fmt.Sprintf("%016x", keep)
-	assert.Equal(t, "CapInh:\t0000000000000000\nCapPrm:\t"+want+"\nCapEff:\t"+want+
-		"\nCapBnd:\t"+want+"\nCapAmb:\t0000000000000000\n", out)
+	// More distinct sets than get threads of their own: the first few
+	// children inherit their bounding set from their spawning thread, the
+	// rest shrink their own. Each round, every child gets its set, and only
+	// it.
+	masks := []uint64{1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_CHOWN}
+	for i := 0; len(masks) < maxRestrictedQueues+2; i++ {
+		masks = append(masks, 1<<unix.CAP_CHOWN|1<<(unix.CAP_KILL+i))
+	}
+	for round := 0; round < 2; round++ {
+		for _, keep := range masks {
+			a := shAttr(t, "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status")
+			a.DropCapabilities = true
+			a.KeepCapabilities = keep
+			out, _, err := run(t, a)
+			require.NoError(t, err)
+			want := fmt.Sprintf("%016x", keep)
+			assert.Equal(t, "CapInh:\t0000000000000000\nCapPrm:\t"+want+"\nCapEff:\t"+want+
+				"\nCapBnd:\t"+want+"\nCapAmb:\t0000000000000000\n", out, "round %d", round)
+		}
+	}
 
-	// The host keeps its own.
+	// The host keeps its own, bounding set included.
 	status, err := os.ReadFile("/proc/self/status")
 	require.NoError(t, err)
-	assert.NotContains(t, string(status), "CapEff:\t"+want)
+	capLines := func(b []byte) []string {
+		var caps []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "Cap") {
+				caps = append(caps, line)
+			}
+		}
+		return caps
+	}
+	assert.Equal(t, capLines(hostStatus), capLines(status))
+	assert.NotContains(t, string(status), fmt.Sprintf("CapBnd:\t%016x", masks[0]))
 }
