@@ -20,6 +20,26 @@ var devNull = sync.OnceValues(func() (int, error) {
 	return unix.Open("/dev/null", unix.O_WRONLY|unix.O_CLOEXEC, 0)
 })
 
+// capturePipe returns the pipe one of the child's output streams is read
+// from. Only the read end is non-blocking and joins Go's poller, which its
+// deadline needs. The write end, which only the child uses, is made blocking
+// and stays out of the poller: os.Pipe would register it, and then switch it
+// back to blocking mode when it is handed to the child, five system calls per
+// stream on every call for nothing.
+func capturePipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	// The read end has no other status flag to keep.
+	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+}
+
 // tailPipe moves a stream's backlog without copying what its capture will
 // not keep. splice(2) moves the stream, page references rather than bytes,
 // into a second pipe that holds the newest bytes; once that pipe holds well

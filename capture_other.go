@@ -4,6 +4,10 @@ package sandboxexec
 
 import "os"
 
+// capturePipe returns the pipe one of the child's output streams is read
+// from.
+func capturePipe() (r, w *os.File, err error) { return os.Pipe() }
+
 // tailPipe is Linux's: elsewhere the stream is read through.
 type tailPipe struct{}
 

@@ -256,7 +256,7 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	}
 	var readers [2]*os.File
 	for i := range readers {
-		pr, pw, err := os.Pipe()
+		pr, pw, err := capturePipe()
 		if err != nil {
 			return ExecToolCallOutput{}, fmt.Errorf("sandboxexec: pipe: %w", err)
 		}
