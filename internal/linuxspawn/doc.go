@@ -6,8 +6,9 @@
 //
 // The child is cloned with CLONE_VM|CLONE_VFORK on a stack of its own, as
 // posix_spawn does, so the cost of a spawn does not grow with the size of the
-// host's heap. It is cloned from one of a few long-lived threads (never the
-// main thread) that carry the seccomp filter and the shrunk capability
+// host's heap. It is cloned from one of a few long-lived threads that the
+// package creates in C (so never the main thread, nor a thread Go runs
+// goroutines on) and that carry the seccomp filter and the shrunk capability
 // bounding set, so that each is applied once per thread rather than once per
 // child. The package is empty on other systems and without cgo.
 package linuxspawn

@@ -11,9 +11,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -130,7 +128,7 @@ const maxFilterLen = 4096
 // filtered nor loses a capability.
 func Start(a *Attr) (pid int, err error) {
 	if a.Pdeathsig == 0 && a.SeccompFilter == nil && !a.DropCapabilities {
-		return start(a, threadState{})
+		return start(a, nil)
 	}
 	if err := check(a); err != nil {
 		return 0, err
@@ -139,146 +137,21 @@ func Start(a *Attr) (pid int, err error) {
 	if a.DropCapabilities {
 		want.keep = a.KeepCapabilities
 	}
-	q, err := spawnQueue(want)
+	p, err := poolFor(want)
 	if err != nil {
 		return 0, err
 	}
-	reply := make(chan spawned, 1)
-	q <- spawnJob{a, reply}
-	r := <-reply
-	return r.pid, r.err
+	return start(a, p)
 }
 
-type spawnJob struct {
-	attr  *Attr
-	reply chan<- spawned
-}
-
-type spawned struct {
-	pid int
-	err error
-}
-
-// threadState is what the spawning threads of a queue put on themselves,
-// for their children to inherit at clone.
-type threadState struct {
-	filter       string // seccomp filter, with no_new_privs; "" for none
-	dropBounding bool   // the bounding set is shrunk to keep
-	keep         uint64
-}
-
-func (s threadState) restricted() bool { return s.filter != "" || s.dropBounding }
-
-// ThreadsPerQueue is how many spawning threads serve one thread state:
-// a spawn holds its thread only until the child execs, so a few serve many
-// concurrent calls, and a large machine does not get a hundred idle
-// threads per state.
-func ThreadsPerQueue() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
-
-// maxRestrictedQueues bounds the threads kept for distinct filters and
-// bounding sets; past it, a child applies its own.
-const maxRestrictedQueues = 4
-
-// spawnQueues are the long-lived spawning threads, by the state they carry.
-// Preparing that state in each child instead costs more than all the
-// child's other steps together: installing a filter means preparing and
-// JIT-compiling it on every spawn, and freeing it again at every exit, and
-// shrinking the bounding set takes a system call per capability. Only
-// those threads are restricted, not the rest of the host; they run nothing
-// but spawns.
-var spawnQueues struct {
-	sync.Mutex
-	byState    map[threadState]chan spawnJob
-	restricted int // queues whose state is restricted
-}
-
-// spawnQueue returns the queue of the threads for want, starting them on
-// first use. An error is the state failing to apply.
-func spawnQueue(want threadState) (chan<- spawnJob, error) {
-	spawnQueues.Lock()
-	defer spawnQueues.Unlock()
-	q, ok := spawnQueues.byState[want]
-	if !ok && want.restricted() && spawnQueues.restricted >= maxRestrictedQueues {
-		// The child applies the state itself.
-		want = threadState{}
-		q, ok = spawnQueues.byState[want]
+// start spawns from one of p's threads, or from the calling thread when p is
+// nil. What of a the spawning thread carries, the child inherits at clone
+// and does not apply again.
+func start(a *Attr, p *pool) (pid int, err error) {
+	var thread threadState
+	if p != nil {
+		thread = p.state
 	}
-	if ok {
-		return q, nil
-	}
-	q = make(chan spawnJob)
-	ready := make(chan error)
-	for i := 0; i < ThreadsPerQueue(); i++ {
-		go spawnThread(want, q, ready)
-		if err := <-ready; err != nil {
-			if i == 0 {
-				return nil, err
-			}
-			break // serve with the threads that did start
-		}
-	}
-	if spawnQueues.byState == nil {
-		spawnQueues.byState = make(map[threadState]chan spawnJob)
-	}
-	spawnQueues.byState[want] = q
-	if want.restricted() {
-		spawnQueues.restricted++
-	}
-	return q, nil
-}
-
-// spawnThread locks itself to a thread for good (never the main thread),
-// puts state on that thread, reports how that went on ready, and then
-// spawns for q's jobs. It never unlocks and never returns once ready: the
-// children's parent-death signal, seccomp filter and bounding set come from
-// the thread.
-func spawnThread(state threadState, q <-chan spawnJob, ready chan<- error) {
-	runtime.LockOSThread()
-	if syscall.Gettid() == syscall.Getpid() {
-		// The main thread's state reads as the process's (/proc/<pid>/status):
-		// leave it alone. While this goroutine holds it, the new one runs on
-		// another thread.
-		moved := make(chan struct{})
-		go func() {
-			runtime.LockOSThread()
-			close(moved)
-			serveSpawns(state, q, ready)
-		}()
-		<-moved
-		runtime.UnlockOSThread()
-		return
-	}
-	serveSpawns(state, q, ready)
-}
-
-// serveSpawns is spawnThread on its thread.
-func serveSpawns(state threadState, q <-chan spawnJob, ready chan<- error) {
-	if state.restricted() {
-		var stage C.int
-		var mem unsafe.Pointer
-		if state.filter != "" {
-			mem = C.CBytes([]byte(state.filter))
-		}
-		errno := C.ls_prepare_thread(boolInt(state.dropBounding), C.uint64_t(state.keep),
-			mem, C.ushort(len(state.filter)/8), &stage)
-		C.free(mem)
-		if errno != 0 {
-			// Returning while locked ends the thread, and what was set
-			// on it with it.
-			ready <- &StageError{Stage: stageNames[stage], Err: syscall.Errno(errno)}
-			return
-		}
-	}
-	ready <- nil
-	for j := range q {
-		pid, err := start(j.attr, state)
-		j.reply <- spawned{pid, err}
-	}
-}
-
-// start spawns from the calling thread, which carries thread: what of a it
-// already applied, the child inherits at clone and does not apply again.
-func start(a *Attr, thread threadState) (pid int, err error) {
 	if err := check(a); err != nil {
 		return 0, err
 	}
@@ -362,7 +235,13 @@ func start(a *Attr, thread threadState) (pid int, err error) {
 	r.bounding_inherited = boolInt(thread.dropBounding && thread.keep == a.KeepCapabilities)
 	r.new_pidns = boolInt(a.NewPIDNamespace)
 
-	if C.ls_start(r) != 0 {
+	var failed C.int
+	if p != nil {
+		failed = p.start(r)
+	} else {
+		failed = C.ls_start(r)
+	}
+	if failed != 0 {
 		stage := int(r.stage)
 		name := "unknown"
 		if stage > 0 && stage < len(stageNames) {

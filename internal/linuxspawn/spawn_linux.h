@@ -58,6 +58,10 @@ struct ls_req {
 };
 
 int ls_start(struct ls_req *r);
+struct ls_pool;
+struct ls_pool *ls_pool_new(int drop_bounding, uint64_t keep, const void *filter,
+			    unsigned short filter_len, int *nthreads, int *stage, int *err);
+int ls_pool_start(struct ls_pool *p, struct ls_req *r);
 int ls_prepare_thread(int drop_bounding, uint64_t keep, const void *filter,
 		      unsigned short filter_len, int *stage);
 

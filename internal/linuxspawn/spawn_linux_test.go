@@ -618,7 +618,7 @@ truncate -s 0 f 2>/dev/null && echo truncate=ok || echo truncate=denied`, dir)
 // TestSpawnThreadsPerFilter re-runs this test binary with GOMAXPROCS set
 // and counts the threads that carry the filter of its one spawn: a few on a
 // small host, as many as GOMAXPROCS in between, and never more than 8 on a
-// large one.
+// large one. They block the signals that Go's threads handle.
 func TestSpawnThreadsPerFilter(t *testing.T) {
 	if os.Getenv("LINUXSPAWN_TEST_THREADS") == "1" {
 		a := shAttr(t, "exit 0")
@@ -628,14 +628,24 @@ func TestSpawnThreadsPerFilter(t *testing.T) {
 		require.NoError(t, err)
 		tasks, err := os.ReadDir("/proc/self/task")
 		require.NoError(t, err)
-		filtered := 0
+		filtered, open := 0, 0
 		for _, task := range tasks {
 			b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status"))
-			if err == nil && strings.Contains(string(b), "\nSeccomp:\t2\n") {
-				filtered++
+			if err != nil || !strings.Contains(string(b), "\nSeccomp:\t2\n") {
+				continue
+			}
+			filtered++
+			// The process's signals are for Go's threads.
+			_, blk, _ := strings.Cut(string(b), "\nSigBlk:\t")
+			mask, err := strconv.ParseUint(blk[:16], 16, 64)
+			require.NoError(t, err)
+			for _, sig := range []syscall.Signal{syscall.SIGCHLD, syscall.SIGURG, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPROF} {
+				if mask&(1<<(sig-1)) == 0 {
+					open++
+				}
 			}
 		}
-		fmt.Printf("filtered=%d\n", filtered)
+		fmt.Printf("filtered=%d unblocked=%d\n", filtered, open)
 		return
 	}
 	for procs, want := range map[int]int{1: 2, 3: 3, 8: 8, 32: 8} {
@@ -643,7 +653,7 @@ func TestSpawnThreadsPerFilter(t *testing.T) {
 		host.Env = append(os.Environ(), "LINUXSPAWN_TEST_THREADS=1", fmt.Sprintf("GOMAXPROCS=%d", procs))
 		out, err := host.CombinedOutput()
 		require.NoError(t, err, "%s", out)
-		assert.Contains(t, string(out), fmt.Sprintf("filtered=%d\n", want), "GOMAXPROCS=%d", procs)
+		assert.Contains(t, string(out), fmt.Sprintf("filtered=%d unblocked=0\n", want), "GOMAXPROCS=%d", procs)
 	}
 }
 
@@ -826,6 +836,51 @@ func BenchmarkStartTrueBigHeap(b *testing.B)   { withBigHeap(b, benchStartTrue) 
 func BenchmarkOSExecTrueBigHeap(b *testing.B)  { withBigHeap(b, benchOSExecTrue) }
 func BenchmarkInterleaved(b *testing.B)        { benchInterleaved(b) }
 func BenchmarkInterleavedBigHeap(b *testing.B) { withBigHeap(b, benchInterleaved) }
+
+// Callers beyond a pool's threads wait as goroutines: a caller inside the
+// pool holds a thread of its own until its child has exec'd, and Go keeps
+// every thread it ever made.
+func TestPoolCallersWaitAsGoroutines(t *testing.T) {
+	threads := func() int {
+		tasks, err := os.ReadDir("/proc/self/task")
+		require.NoError(t, err)
+		return len(tasks)
+	}
+	reap := func(pid int) {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		require.NoError(t, err)
+	}
+	a := baseAttr(t, os.Stderr, "/bin/true")
+	a.Pdeathsig = syscall.SIGKILL
+	pid, err := Start(a) // the pool's threads start
+	require.NoError(t, err)
+	reap(pid)
+
+	before := threads()
+	const n = 64
+	pids := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pid, err := Start(a)
+			assert.NoError(t, err)
+			pids <- pid
+		}()
+	}
+	wg.Wait()
+	close(pids)
+	for pid := range pids {
+		if pid > 0 {
+			reap(pid) // here, not concurrently: a blocked wait holds a thread too
+		}
+	}
+	grown := threads() - before
+	t.Logf("%d concurrent Starts grew the process by %d threads", n, grown)
+	assert.LessOrEqual(t, grown, ThreadsPerQueue()+8)
+}
 
 func TestDropCapabilities(t *testing.T) {
 	if os.Geteuid() != 0 {
