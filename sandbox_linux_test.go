@@ -925,7 +925,7 @@ func TestLinuxHostUnaffected(t *testing.T) {
 	}
 	t.Logf("%d of %d threads carry the seccomp filter", filtered, len(tasks))
 	assert.Positive(t, filtered)
-	assert.LessOrEqual(t, filtered, 2*linuxspawn.ThreadsPerQueue())
+	assert.LessOrEqual(t, filtered, 2*linuxspawn.ThreadsPerPool())
 	assert.Less(t, filtered, len(tasks))
 }
 

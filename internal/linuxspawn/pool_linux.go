@@ -26,15 +26,15 @@ type threadState struct {
 
 func (s threadState) restricted() bool { return s.filter != "" || s.dropBounding }
 
-// ThreadsPerQueue is how many spawning threads serve one thread state:
+// ThreadsPerPool is how many spawning threads serve one thread state:
 // a spawn holds its thread only until the child execs, so a few serve many
 // concurrent calls, and a large machine does not get a hundred idle
 // threads per state.
-func ThreadsPerQueue() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
+func ThreadsPerPool() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
 
-// maxRestrictedQueues bounds the threads kept for distinct filters and
+// maxRestrictedPools bounds the threads kept for distinct filters and
 // bounding sets; past it, a child applies its own.
-const maxRestrictedQueues = 4
+const maxRestrictedPools = 4
 
 // pool is a few C threads (pool_linux.c) that live as long as the process,
 // carry state, and clone the children of Starts that need either: a
@@ -74,7 +74,7 @@ func poolFor(want threadState) (*pool, error) {
 	pools.Lock()
 	defer pools.Unlock()
 	p, ok := pools.byState[want]
-	if !ok && want.restricted() && pools.restricted >= maxRestrictedQueues {
+	if !ok && want.restricted() && pools.restricted >= maxRestrictedPools {
 		// The child applies the state itself.
 		want = threadState{}
 		p, ok = pools.byState[want]
@@ -88,7 +88,7 @@ func poolFor(want threadState) (*pool, error) {
 		defer C.free(filter)
 	}
 	var stage, errno C.int
-	threads := C.int(ThreadsPerQueue())
+	threads := C.int(ThreadsPerPool())
 	c := C.ls_pool_new(boolInt(want.dropBounding), C.uint64_t(want.keep), filter,
 		C.ushort(len(want.filter)/8), &threads, &stage, &errno)
 	if c == nil {

@@ -218,7 +218,7 @@ func start(a *Attr, p *pool) (pid int, err error) {
 		r.rlimits = &cr[0]
 		r.nrlimits = C.int(n)
 	}
-	if a.SeccompFilter != nil && thread.filter == "" {
+	if a.SeccompFilter != nil && thread.filter != string(a.SeccompFilter) {
 		copy(mem[filter:], a.SeccompFilter)
 		r.filter = unsafe.Add(base, filter)
 		r.filter_len = C.ushort(len(a.SeccompFilter) / 8)

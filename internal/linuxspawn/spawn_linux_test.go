@@ -578,7 +578,7 @@ func TestSeccomp(t *testing.T) {
 // only it, either way.
 func TestSeccompManyFilters(t *testing.T) {
 	calls := []string{"mkdir", "rmdir", "symlink", "link", "rename", "chmod", "truncate"}
-	require.Greater(t, len(calls), maxRestrictedQueues+1)
+	require.Greater(t, len(calls), maxRestrictedPools+1)
 	for round := 0; round < 2; round++ {
 		for i, denied := range calls {
 			dir := t.TempDir()
@@ -879,7 +879,7 @@ func TestPoolCallersWaitAsGoroutines(t *testing.T) {
 	}
 	grown := threads() - before
 	t.Logf("%d concurrent Starts grew the process by %d threads", n, grown)
-	assert.LessOrEqual(t, grown, ThreadsPerQueue()+8)
+	assert.LessOrEqual(t, grown, ThreadsPerPool()+8)
 }
 
 func TestDropCapabilities(t *testing.T) {
@@ -893,7 +893,7 @@ func TestDropCapabilities(t *testing.T) {
 	// rest shrink their own. Each round, every child gets its set, and only
 	// it.
 	masks := []uint64{1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_CHOWN}
-	for i := 0; len(masks) < maxRestrictedQueues+2; i++ {
+	for i := 0; len(masks) < maxRestrictedPools+2; i++ {
 		masks = append(masks, 1<<unix.CAP_CHOWN|1<<(unix.CAP_KILL+i))
 	}
 	for round := 0; round < 2; round++ {
