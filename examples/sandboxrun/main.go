@@ -167,7 +167,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch {
 	case denied != nil:
-		fmt.Fprintf(stderr, "sandboxrun: the %v sandbox likely denied the command something (%v)\n", sandboxType, err)
+		fmt.Fprintf(stderr, "sandboxrun: the %v sandbox likely refused the command an action (%v)\n", sandboxType, err)
 	case out.TimedOut:
 		fmt.Fprintf(stderr, "sandboxrun: timed out, the command was killed\n")
 	}

@@ -170,3 +170,22 @@ func TestParseSandbox(t *testing.T) {
 	_, err := parseSandbox("")
 	assert.Error(t, err)
 }
+
+// The demo's denied write, as a test: the command's own error, its exit
+// code, and a line that names the sandbox.
+func TestRunDeniedWrite(t *testing.T) {
+	if s := sandboxexec.ProbeSandbox(); !s.Available {
+		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("no sandbox here: %s", s.Detail)
+		}
+		t.Skipf("no sandbox here: %s", s.Detail)
+	}
+	root, outside := t.TempDir(), t.TempDir()
+	r := runCLI(t, "", "-sandbox", "auto", "-w", root, "--",
+		"sh", "-c", "echo in > "+filepath.Join(root, "f")+" && echo out > "+filepath.Join(outside, "f"))
+	assert.Equal(t, 2, r.code, "stderr: %s", r.stderr)
+	assert.Regexp(t, "Permission denied|Operation not permitted", r.stderr) // Landlock, Seatbelt
+	assert.Contains(t, r.stderr, "sandbox likely refused the command an action")
+	assert.FileExists(t, filepath.Join(root, "f"))
+	assert.NoFileExists(t, filepath.Join(outside, "f"))
+}
