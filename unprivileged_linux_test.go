@@ -1,0 +1,104 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const unprivilegedEnv = "SANDBOXEXEC_TEST_UNPRIVILEGED"
+
+// nobody is the user the unprivileged host runs as.
+const nobody = 65534
+
+// TestLinuxUnprivilegedHost re-runs this test binary as an unprivileged user,
+// the way most agents run: without CAP_SYS_ADMIN there is no PID namespace,
+// without CAP_SETPCAP the bounding set cannot shrink, and there is usually
+// no pids cgroup to be had. The sandbox must hold all the same: writes only
+// below the root (the directory outside is world-writable, so only Landlock
+// stops the write), no network, no capabilities, and a timeout still kills
+// the command on time.
+func TestLinuxUnprivilegedHost(t *testing.T) {
+	if os.Getenv(unprivilegedEnv) == "1" {
+		unprivilegedHost(t)
+		return
+	}
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the test binary as another user")
+	}
+	// t.TempDir's parent is private to root; nobody needs its own way in.
+	dir, err := os.MkdirTemp("", "sandboxexec-unprivileged-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	root, outside := filepath.Join(dir, "root"), filepath.Join(dir, "outside")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.Chown(root, nobody, nobody))
+	require.NoError(t, os.Mkdir(outside, 0o777))
+	require.NoError(t, os.Chmod(outside, 0o777))
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "host.test")
+	copyExecutable(t, exe, bin)
+
+	host := exec.Command(bin, "-test.run=^TestLinuxUnprivilegedHost$", "-test.count=1", "-test.v")
+	host.Dir = dir
+	host.Env = append(os.Environ(), unprivilegedEnv+"=1", "TMPDIR="+root,
+		"SANDBOXEXEC_TEST_ROOT="+root, "SANDBOXEXEC_TEST_OUTSIDE="+outside)
+	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := host.CombinedOutput()
+	require.NoError(t, err, "the unprivileged host:\n%s", out)
+	assert.Contains(t, string(out), "--- PASS: TestLinuxUnprivilegedHost")
+	t.Logf("the unprivileged host:\n%s", out)
+}
+
+func unprivilegedHost(t *testing.T) {
+	require.NotEqual(t, 0, os.Geteuid())
+	root, outside := os.Getenv("SANDBOXEXEC_TEST_ROOT"), os.Getenv("SANDBOXEXEC_TEST_OUTSIDE")
+	s := requireSandbox(t)
+	t.Logf("ProbeSandbox as uid %d: %+v", os.Geteuid(), s)
+	assert.False(t, s.PIDNamespace, "no PID namespace without CAP_SYS_ADMIN")
+
+	out, err := lxRun(t, lxSh(`grep -E '^Cap(Eff|Bnd)' /proc/self/status
+echo in > "$1/f" && echo out > "$2/f"`, root, outside), []string{root}, SandboxPolicy{})
+	lxRequireDenied(t, out, err)
+	assert.Contains(t, out.Stdout, "CapEff:\t0000000000000000")
+	assert.Contains(t, out.Stderr, "Permission denied")
+	assert.FileExists(t, filepath.Join(root, "f"))
+	lxRequireAbsent(t, filepath.Join(outside, "f"))
+
+	out, err = lxRun(t, []string{"bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/9 && echo connected"},
+		[]string{root}, SandboxPolicy{})
+	lxRequireDenied(t, out, err)
+	assert.NotContains(t, out.Stdout, "connected")
+
+	start := time.Now()
+	out, err = lxRunParams(t, ExecParams{Command: []string{"sleep", "30"}, TimeoutMs: ptrU64Linux(200)},
+		[]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut)
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+func copyExecutable(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	require.NoError(t, err)
+	require.NoError(t, dst.Close())
+}
