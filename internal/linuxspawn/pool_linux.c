@@ -22,6 +22,8 @@
 
 #include "spawn_linux.h"
 
+#define POOL_THREAD_STACK_SIZE (256 * 1024)
+
 struct ls_job {
 	struct ls_req *req;
 	int ret;
@@ -116,6 +118,9 @@ struct ls_pool *ls_pool_new(int drop_bounding, uint64_t keep, const void *filter
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	// A spawning thread needs little stack (children get their own), not
+	// the default 8 MiB of address space.
+	pthread_attr_setstacksize(&attr, POOL_THREAD_STACK_SIZE);
 	for (i = 0; i < *nthreads; i++) {
 		pthread_t t;
 		int e;
