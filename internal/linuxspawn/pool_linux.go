@@ -37,14 +37,14 @@ func ThreadsPerPool() int { return min(max(2, runtime.GOMAXPROCS(0)), 8) }
 const maxRestrictedPools = 4
 
 // pool is a few C threads (pool_linux.c) that live as long as the process,
-// carry state, and clone the children of Starts that need either: a
-// parent-death signal fires when the thread that cloned the child exits,
-// and applying the state in each child instead costs more than all the
-// child's other steps together (installing a filter means preparing and
-// JIT-compiling it on every spawn, and freeing it again at every exit;
-// shrinking the bounding set takes a system call per capability). Only
-// those threads are restricted, not the rest of the host; they run nothing
-// but spawns.
+// carry a thread state, and clone the children of Starts that need either:
+// a parent-death signal fires when the thread that cloned the child exits,
+// and applying the state in each child would pay for it at every spawn
+// (installing a filter means preparing and JIT-compiling it, and freeing it
+// again at exit, which costs more than all the child's other steps together;
+// shrinking the bounding set takes a system call per capability, about
+// 60 µs). Only those threads are restricted, not the rest of the host; they
+// run nothing but spawns.
 type pool struct {
 	c     *C.struct_ls_pool
 	state threadState
