@@ -139,3 +139,42 @@ func TestDrainEnlargesBackedUpPipe(t *testing.T) {
 		pr.Close()
 	}
 }
+
+// A stream's read end is non-blocking and in the poller, so that its reads
+// take a deadline; the write end, the child's stdout or stderr, is blocking
+// and stays out of the poller.
+func TestCapturePipeEnds(t *testing.T) {
+	r, w, err := capturePipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	// Through SyscallConn: Fd would put a descriptor Go made non-blocking
+	// back into blocking mode.
+	fcntl := func(f *os.File, cmd int) int {
+		rc, err := f.SyscallConn()
+		require.NoError(t, err)
+		var v int
+		require.NoError(t, rc.Control(func(fd uintptr) {
+			v, err = unix.FcntlInt(fd, cmd, 0)
+		}))
+		require.NoError(t, err)
+		return v
+	}
+	assert.NotZero(t, fcntl(r, unix.F_GETFL)&unix.O_NONBLOCK, "read end")
+	assert.Zero(t, fcntl(w, unix.F_GETFL)&unix.O_NONBLOCK, "write end")
+	assert.NotZero(t, fcntl(r, unix.F_GETFD)&unix.FD_CLOEXEC, "read end")
+	assert.NotZero(t, fcntl(w, unix.F_GETFD)&unix.FD_CLOEXEC, "write end")
+
+	require.NoError(t, r.SetReadDeadline(time.Now().Add(10*time.Millisecond)))
+	_, err = r.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	assert.ErrorIs(t, w.SetWriteDeadline(time.Now()), os.ErrNoDeadline, "the write end is not in the poller")
+
+	_, err = w.Write([]byte("x"))
+	require.NoError(t, err)
+	require.NoError(t, r.SetReadDeadline(time.Time{}))
+	b := make([]byte, 2)
+	n, err := r.Read(b)
+	require.NoError(t, err)
+	assert.Equal(t, "x", string(b[:n]))
+}
