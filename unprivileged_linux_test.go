@@ -36,8 +36,9 @@ func TestLinuxUnprivilegedHost(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the test binary as another user")
 	}
-	// t.TempDir's parent is private to root; nobody needs its own way in.
-	dir, err := os.MkdirTemp("", "sandboxexec-unprivileged-")
+	// t.TempDir's parent is private to root, and so may be $TMPDIR: nobody
+	// needs a way in, which /tmp gives.
+	dir, err := os.MkdirTemp("/tmp", "sandboxexec-unprivileged-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o755))
