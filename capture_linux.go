@@ -40,6 +40,19 @@ func capturePipe() (r, w *os.File, err error) {
 	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
+// enlargePipe asks for a 1 MiB pipe buffer, for a stream whose writer is
+// ahead of its reader: the writer then blocks far less often. Streams that
+// never back up keep the default size, which costs a spawn nothing and none
+// of the user's pipe quota. Failure (a user over its quota) leaves the
+// default size, which only costs speed.
+func enlargePipe(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
+		})
+	}
+}
+
 // tailPipe moves a stream's backlog without copying what its capture will
 // not keep. splice(2) moves the stream, page references rather than bytes,
 // into a second pipe that holds the newest bytes; once that pipe holds well
@@ -114,7 +127,7 @@ func (t *tailPipe) open(c *capture) bool {
 	if unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK) != nil {
 		return false
 	}
-	capacity, _ := unix.FcntlInt(uintptr(p[1]), fSetPipeSize, 1<<20)
+	capacity, _ := unix.FcntlInt(uintptr(p[1]), unix.F_SETPIPE_SZ, 1<<20)
 	if capacity < 4*c.tailLimit {
 		unix.Close(p[0])
 		unix.Close(p[1])

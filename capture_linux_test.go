@@ -81,7 +81,7 @@ func TestCaptureSplicePacketBacklog(t *testing.T) {
 	var tail tailPipe
 	require.True(t, tail.open(c))
 	defer tail.close()
-	tail.capacity, err = unix.FcntlInt(uintptr(tail.w), fSetPipeSize, 256<<10)
+	tail.capacity, err = unix.FcntlInt(uintptr(tail.w), unix.F_SETPIPE_SZ, 256<<10)
 	require.NoError(t, err)
 	before := splicedAway.Load()
 	assert.False(t, tail.splice(pr, c, buf), "the stream has not ended")

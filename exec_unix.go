@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -30,25 +29,6 @@ func startPlain(req *spawnRequest) (*child, error) {
 	}
 	pid := p.Pid
 	return &child{process: p, killAll: func() { killGroup(pid) }}, nil
-}
-
-// fSetPipeSize is F_SETPIPE_SZ, which only Linux has.
-const fSetPipeSize = 1031
-
-// enlargePipe asks for a 1 MiB pipe buffer on Linux, for a stream whose
-// writer is ahead of its reader: the writer then blocks far less often.
-// Streams that never back up keep the default size, which costs a spawn
-// nothing and none of the user's pipe quota. Failure (a user over its quota)
-// leaves the default size, which only costs speed.
-func enlargePipe(f *os.File) {
-	if runtime.GOOS != "linux" {
-		return
-	}
-	if rc, err := f.SyscallConn(); err == nil {
-		rc.Control(func(fd uintptr) {
-			unix.FcntlInt(fd, fSetPipeSize, 1<<20)
-		})
-	}
 }
 
 // rawRead is one read(2) on a non-blocking descriptor.

@@ -299,8 +299,5 @@ func underlying(err error) error {
 	return err
 }
 
-// enlargePipe keeps Windows' default pipe size.
-func enlargePipe(*os.File) {}
-
 // rawRead never runs on Windows, whose pipes have no read deadlines.
 func rawRead(uintptr, []byte) (int, error) { return 0, nil }
