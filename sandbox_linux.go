@@ -270,7 +270,7 @@ func (r *linuxRunner) environ(env []string) []string {
 	}
 	if real, err := filepath.EvalSymlinks(tmp); err == nil {
 		for _, root := range r.roots {
-			if real == root || strings.HasPrefix(real, root+"/") {
+			if pathWithin(real, root) {
 				return env
 			}
 		}

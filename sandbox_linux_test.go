@@ -1187,3 +1187,29 @@ func TestLinuxRootReplacedOrMovedBetweenCalls(t *testing.T) {
 	lxRequireDenied(t, out, err)
 	lxRequireAbsent(t, filepath.Join(moved, "g"))
 }
+
+// A command that may write in a root must not be able to widen the next
+// call's roots: with roots /p and /p/cache (not made yet), a command that
+// makes /p/cache a symlink to a directory outside gets, in the next call, an
+// error, not that directory.
+func TestLinuxNestedRootSymlinkedOut(t *testing.T) {
+	requireSandbox(t)
+	base := lxRealDir(t)
+	project := filepath.Join(base, "project")
+	outside := filepath.Join(base, "outside")
+	require.NoError(t, os.Mkdir(project, 0o755))
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	roots := []string{project, filepath.Join(project, "cache")}
+	pwned := filepath.Join(outside, "pwned")
+
+	out, err := lxRun(t, lxSh(`echo x > "$1"`, pwned), roots, SandboxPolicy{})
+	lxRequireDenied(t, out, err)
+	out, err = lxRun(t, lxSh(`ln -s "$1" "$2/cache"`, outside, project), roots, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+
+	out, err = lxRun(t, lxSh(`echo x > "$1"`, pwned), roots, SandboxPolicy{})
+	require.ErrorContains(t, err, "goes through the symlink "+filepath.Join(project, "cache"))
+	assert.False(t, errors.Is(err, ErrSandboxUnavailable), "the roots are the caller's: %v", err)
+	assert.Equal(t, ExecToolCallOutput{}, out, "nothing ran")
+	lxRequireAbsent(t, pwned)
+}

@@ -102,7 +102,8 @@ func seatbeltPrefix(writableRoots []string, policy SandboxPolicy) ([]string, err
 // Roots follow the same rule as the Linux sandbox (canonicalRoots): each
 // must be an absolute directory path without NUL or ".."; it is resolved
 // through symlinks, because Seatbelt matches canonical paths (/tmp is
-// /private/tmp on macOS), and skipped if it does not exist. A root's text is
+// /private/tmp on macOS), and skipped if it does not exist; one reached
+// through a symlink inside another writable root is an error. A root's text is
 // passed only as a parameter value, never spliced into the profile, so no
 // character in a path can change the rules. CreateSeatbeltCommand is
 // compiled on every platform; running its result needs macOS.

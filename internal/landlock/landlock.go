@@ -138,7 +138,7 @@ func build(abi int, r Rules) (int, []fileID, error) {
 	var files []fileID
 	if fs != 0 {
 		for _, root := range r.WritableRoots {
-			id, err := allow(ruleset, root, fs)
+			id, err := allow(ruleset, root, fs, true)
 			if err != nil {
 				unix.Close(ruleset)
 				return -1, nil, err
@@ -150,7 +150,7 @@ func build(abi int, r Rules) (int, []fileID, error) {
 			if !d.ioctl {
 				rights &^= ioctlDevV5
 			}
-			id, err := allow(ruleset, d.path, rights)
+			id, err := allow(ruleset, d.path, rights, false)
 			if err != nil && !os.IsNotExist(err) {
 				unix.Close(ruleset)
 				return -1, nil, err
@@ -169,10 +169,13 @@ type fileID struct {
 	dev, ino uint64
 }
 
-// allow grants rights below path.
-func allow(ruleset int, path string, rights uint64) (fileID, error) {
+// allow grants rights below path. With noSymlinks, a symlink anywhere on the
+// path is an error: a writable root is given resolved, and a symlink on its
+// path now was put there since, possibly by a command that may write where
+// it lies.
+func allow(ruleset int, path string, rights uint64, noSymlinks bool) (fileID, error) {
 	id := fileID{path: path}
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	fd, err := openPath(path, noSymlinks)
 	if err != nil {
 		id.absent = err == unix.ENOENT
 		return id, &os.PathError{Op: "open", Path: path, Err: err}
@@ -190,6 +193,22 @@ func allow(ruleset int, path string, rights uint64) (fileID, error) {
 		return id, &os.PathError{Op: "landlock_add_rule", Path: path, Err: errno}
 	}
 	return id, nil
+}
+
+// openPath opens path with O_PATH, refusing symlinks on it with noSymlinks
+// (ELOOP). openat2 dates from Linux 5.6, older than Landlock's ABI 1 (5.13);
+// a seccomp profile that hides it (ENOSYS) leaves the plain open.
+func openPath(path string, noSymlinks bool) (int, error) {
+	if noSymlinks {
+		fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+			Flags:   unix.O_PATH | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_NO_SYMLINKS,
+		})
+		if err != unix.ENOSYS {
+			return fd, err
+		}
+	}
+	return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 }
 
 // current reports whether path still names the file id was made from.

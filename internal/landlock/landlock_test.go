@@ -118,7 +118,8 @@ func kernelABI(t *testing.T) int {
 
 func TestBuild(t *testing.T) {
 	abi := kernelABI(t)
-	root := t.TempDir()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
 
 	for _, rules := range []Rules{
 		{WritableRoots: []string{root}, DenyNetwork: true},
@@ -178,6 +179,30 @@ func TestBuild(t *testing.T) {
 		}
 		assert.Error(t, err)
 	})
+}
+
+// A root is given resolved; a symlink on its path now was put there since,
+// maybe by a command that may write where it lies, and is refused.
+func TestBuildRefusesSymlinkedRoot(t *testing.T) {
+	abi := kernelABI(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	target := filepath.Join(base, "target")
+	require.NoError(t, unix.Mkdir(target, 0o755))
+	require.NoError(t, unix.Mkdir(filepath.Join(target, "sub"), 0o755))
+	link := filepath.Join(base, "link")
+	require.NoError(t, unix.Symlink(target, link))
+
+	for _, root := range []string{link, filepath.Join(link, "sub")} {
+		fd, err := Build(abi, Rules{WritableRoots: []string{root}})
+		assert.ErrorIs(t, err, unix.ELOOP, root)
+		assert.Contains(t, err.Error(), root)
+		assert.Equal(t, -1, fd)
+	}
+	// The devices are opened as they are (/dev/ptmx is often a symlink).
+	fd, err := Build(abi, Rules{WritableRoots: []string{target}})
+	require.NoError(t, err)
+	unix.Close(fd)
 }
 
 func mustCreate(t *testing.T, path string) int {
