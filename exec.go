@@ -17,7 +17,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -234,8 +233,8 @@ func prepare(params ExecParams, cfg *config) (*spawnRequest, error) {
 
 // execute is the engine every runner shares: spawn, drain, wait, kill, reap.
 func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams, cfg *config) (ExecToolCallOutput, error) {
-	if err := ctx.Err(); err != nil {
-		return ExecToolCallOutput{}, fmt.Errorf("sandboxexec: not started: %w", err)
+	if ctx.Err() != nil {
+		return ExecToolCallOutput{}, contextError("not started", ctx)
 	}
 	var closeAfterStart, closeAtEnd []*os.File
 	defer func() {
@@ -253,6 +252,11 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	}
 	if stdin != cfg.stdin {
 		closeAfterStart = append(closeAfterStart, stdin)
+	}
+	if stdinCopy != nil {
+		// Closed early on the way (abort) when the call started; this is
+		// for a call that fails before.
+		closeAtEnd = append(closeAtEnd, stdinCopy.w)
 	}
 	var readers [2]*os.File
 	for i := range readers {
@@ -274,9 +278,6 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	}
 	closeAfterStart = nil
 	if err != nil {
-		if stdinCopy != nil {
-			stdinCopy.abort()
-		}
 		if errors.Is(err, syscall.E2BIG) {
 			err = fmt.Errorf("sandboxexec: the command's arguments and environment are too large "+
 				"for the kernel (%s): %w", argSizes(req), syscall.E2BIG)
@@ -303,15 +304,25 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 
 	// Timeout and cancellation kill the group from a timer's goroutine;
 	// the reason is recorded before the kill so that Wait's return reads it.
+	// Once Wait has returned, a late timer does nothing, and one that is
+	// killing is waited for: the group kill must not reach the cgroup once
+	// it is released for another call, nor a pid that is free again.
 	const (
-		reasonNone int32 = iota
+		reasonNone = iota
 		reasonTimeout
 		reasonCancel
+		reasonExited
 	)
-	var reason atomic.Int32
-	killFor := func(why int32) func() {
+	var (
+		killMu sync.Mutex
+		reason = reasonNone
+	)
+	killFor := func(why int) func() {
 		return func() {
-			if reason.CompareAndSwap(reasonNone, why) {
+			killMu.Lock()
+			defer killMu.Unlock()
+			if reason == reasonNone {
+				reason = why
 				ch.killAll()
 			}
 		}
@@ -323,6 +334,11 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	stopCancel := context.AfterFunc(ctx, killFor(reasonCancel))
 
 	state, waitErr := ch.process.Wait()
+	killMu.Lock()
+	if reason == reasonNone {
+		reason = reasonExited
+	}
+	killMu.Unlock()
 	if timer != nil {
 		timer.Stop()
 	}
@@ -348,22 +364,27 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		out.ExitCode, out.Signal = exitStatus(state)
 	}
 	out.Duration = time.Since(start)
-	switch reason.Load() {
+	switch reason {
 	case reasonTimeout:
 		out.TimedOut = true
 		out.ExitCode = TimeoutExitCode
 		return out, nil
 	case reasonCancel:
-		// Wrap ctx.Err() as documented, and the cause when one was given.
-		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-			return out, fmt.Errorf("sandboxexec: command cancelled: %w: %w", ctx.Err(), cause)
-		}
-		return out, fmt.Errorf("sandboxexec: command cancelled: %w", ctx.Err())
+		return out, contextError("command cancelled", ctx)
 	}
 	if waitErr != nil {
 		return out, fmt.Errorf("sandboxexec: wait: %w", waitErr)
 	}
 	return out, nil
+}
+
+// contextError wraps ctx.Err() as documented, and the cause when one was
+// given.
+func contextError(what string, ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return fmt.Errorf("sandboxexec: %s: %w: %w", what, ctx.Err(), cause)
+	}
+	return fmt.Errorf("sandboxexec: %s: %w", what, ctx.Err())
 }
 
 // argSizes describes what execve counts against its limits: the total size

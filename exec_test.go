@@ -233,6 +233,16 @@ func TestExecErrors(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		assert.NoFileExists(t, marker)
 	})
+	t.Run("already cancelled context with a cause", func(t *testing.T) {
+		cause := errors.New("the agent gave up")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(cause)
+		out, _, err := engRunCtx(t, ctx, engSh("touch "+marker))
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorIs(t, err, cause)
+		assert.Equal(t, ExecToolCallOutput{}, out)
+		assert.NoFileExists(t, marker)
+	})
 	t.Run("relative program resolved in the workdir", func(t *testing.T) {
 		p := engCmd("./runnable")
 		p.Workdir = dir

@@ -183,9 +183,11 @@ type config struct {
 
 // WithStdin gives the command r as its standard input. Without it, stdin is
 // the null device, never the host's stdin. An *os.File is handed to the child
-// as it is; any other reader is copied through a pipe by a goroutine that
-// ends when r returns an error or EOF, or when the call's grace period after
-// the command's exit runs out.
+// as it is. Any other reader is copied into a pipe by a goroutine, which
+// stops at EOF or an error from r, or at its first write once the command is
+// gone. The call does not wait for it: a Read that is blocked when the call
+// returns keeps the goroutine, and r, until it returns, and what it reads
+// then is dropped. Close r (or give an *os.File) where that matters.
 func WithStdin(r io.Reader) Option {
 	return func(c *config) { c.stdin = r }
 }

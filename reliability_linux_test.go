@@ -28,6 +28,7 @@ import (
 	"github.com/agentbox/sandboxexec/internal/cgroup"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // relProc is a live process seen in /proc.
@@ -792,4 +793,56 @@ func relAlive(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || !strings.HasPrefix(string(b[i:]), ") Z")
+}
+
+const relFDChildEnv = "SANDBOXEXEC_TEST_FD_CHILD"
+
+// A call that fails after its stdin pipe was made (here: no descriptor is
+// left for the output pipes) closes that pipe too. The calls run in a child
+// process of the test binary, whose descriptor limit they lower.
+func TestReliabilityFailedCallLeaksNoDescriptor(t *testing.T) {
+	if os.Getenv(relFDChildEnv) == "" {
+		child := exec.Command(os.Args[0], "-test.run=^TestReliabilityFailedCallLeaksNoDescriptor$", "-test.count=1")
+		child.Env = append(os.Environ(), relFDChildEnv+"=1")
+		out, err := child.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return
+	}
+	call := func() error {
+		_, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"true"}},
+			SandboxNone, nil, SandboxPolicy{}, WithStdin(strings.NewReader("x")))
+		return err
+	}
+	// The first call makes what the runtime keeps open (the poller).
+	require.NoError(t, call())
+	open := func() (fds []int) {
+		for fd := 0; fd < 4096; fd++ {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+				fds = append(fds, fd)
+			}
+		}
+		return fds
+	}
+	before := open()
+	// A limit that leaves exactly two free descriptors: the stdin pipe's.
+	limit, free := 0, 0
+	for i := 0; free < 2; limit++ {
+		if i < len(before) && before[i] == limit {
+			i++
+		} else {
+			free++
+		}
+	}
+	var old unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &old))
+	lowered := old
+	lowered.Cur = uint64(limit)
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lowered))
+	for i := 0; i < 3; i++ {
+		err := call()
+		assert.ErrorIs(t, err, syscall.EMFILE)
+		assert.Equal(t, before, open(), "call %d", i)
+	}
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &old))
+	require.NoError(t, call())
 }

@@ -279,8 +279,9 @@ func (r *linuxRunner) environ(env []string) []string {
 }
 
 // spawnError turns a failure in the child into the error the plain runner
-// would give for the same mistake, or, for a restriction the kernel refused,
-// into ErrSandboxUnavailable: the command did not run.
+// would give for the same mistake, or, for a restriction the kernel refused
+// (every step that confines the command), into ErrSandboxUnavailable: the
+// command did not run.
 func spawnError(req *spawnRequest, err error) error {
 	var stage *linuxspawn.StageError
 	if !errors.As(err, &stage) {
@@ -291,7 +292,7 @@ func spawnError(req *spawnRequest, err error) error {
 		return fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "exec", Path: req.path, Err: stage.Err})
 	case "chdir":
 		return fmt.Errorf("sandboxexec: workdir: %w", &os.PathError{Op: "chdir", Path: req.dir, Err: stage.Err})
-	case "no_new_privs", "landlock_restrict_self", "seccomp":
+	case "cgroup", "setrlimit", "pdeathsig", "no_new_privs", "landlock_restrict_self", "capabilities", "seccomp":
 		return fmt.Errorf("%w: %s failed in the child: %v", ErrSandboxUnavailable, stage.Stage, stage.Err)
 	}
 	return fmt.Errorf("sandboxexec: start %s: %w", req.path, err)

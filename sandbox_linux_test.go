@@ -1213,3 +1213,27 @@ func TestLinuxNestedRootSymlinkedOut(t *testing.T) {
 	assert.Equal(t, ExecToolCallOutput{}, out, "nothing ran")
 	lxRequireAbsent(t, pwned)
 }
+
+// A step of the child that confines the command and fails is
+// ErrSandboxUnavailable; a mistake the plain runner would report too keeps
+// that runner's error.
+func TestLinuxSpawnErrorKinds(t *testing.T) {
+	req := &spawnRequest{path: "/bin/prog", dir: "/work"}
+	for _, stage := range []string{"cgroup", "setrlimit", "pdeathsig", "no_new_privs",
+		"landlock_restrict_self", "capabilities", "seccomp"} {
+		err := spawnError(req, &linuxspawn.StageError{Stage: stage, Err: syscall.EPERM})
+		assert.ErrorIs(t, err, ErrSandboxUnavailable, stage)
+		assert.ErrorContains(t, err, stage)
+	}
+	for _, stage := range []string{"setsid", "dup2", "signals", "clone", "stack"} {
+		err := spawnError(req, &linuxspawn.StageError{Stage: stage, Err: syscall.ENOMEM})
+		assert.NotErrorIs(t, err, ErrSandboxUnavailable, stage)
+		assert.ErrorIs(t, err, syscall.ENOMEM, stage)
+	}
+	err := spawnError(req, &linuxspawn.StageError{Stage: "execve", Err: syscall.ENOENT})
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.ErrorContains(t, err, "/bin/prog")
+	err = spawnError(req, &linuxspawn.StageError{Stage: "chdir", Err: syscall.ENOENT})
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.ErrorContains(t, err, "/work")
+}
