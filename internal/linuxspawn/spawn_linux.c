@@ -57,9 +57,10 @@ __attribute__((noreturn)) static void fail(struct ls_req *r, int stage, int err)
 
 // drop_bounding_set removes every capability but keep from the calling
 // thread's bounding set, so that no execve after it can grant the rest. It
-// returns 0 or an errno. Without CAP_SETPCAP (not root) the bounding set
-// cannot shrink, and need not: such a process has no capabilities, and
-// no_new_privs stops file capabilities.
+// returns 0 or an errno. Without CAP_SETPCAP the bounding set cannot
+// shrink, which is left at that: the child sets no_new_privs whenever it
+// drops capabilities, and under it execve grants nothing beyond the
+// permitted set, which capset trims (root's included).
 static int drop_bounding_set(uint64_t keep) {
 	int i;
 

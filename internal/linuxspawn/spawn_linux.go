@@ -42,20 +42,27 @@ type Attr struct {
 	CgroupProcsFD int
 	// Rlimits are set in the child, in order.
 	Rlimits []Rlimit
-	// NoNewPrivs sets PR_SET_NO_NEW_PRIVS in the child.
+	// NoNewPrivs sets PR_SET_NO_NEW_PRIVS in the child. DropCapabilities
+	// and SeccompFilter set it too.
 	NoNewPrivs bool
 	// LandlockRulesetFD, if not -1, is a Landlock ruleset the child
 	// restricts itself with (after NoNewPrivs).
 	LandlockRulesetFD int
 	// DropCapabilities empties the child's capability sets but for
 	// KeepCapabilities (a mask of 1<<CAP_*), the bounding set included, so
-	// that a root command cannot regain the rest at execve.
+	// that a root command cannot regain the rest at execve. A host without
+	// CAP_SETPCAP cannot shrink the bounding set; no_new_privs, which this
+	// sets, then still keeps execve from granting anything beyond the
+	// permitted set.
 	DropCapabilities bool
 	KeepCapabilities uint64
 	// SeccompFilter, if not nil, is a classic BPF program (struct
 	// sock_filter, 8 bytes each, in host byte order) the child runs under
 	// from the clone on, with no_new_privs (see Start). The steps before
-	// execve must get past it.
+	// execve must get past it, and so must what the spawning threads that
+	// carry it do: clone, wait4, futex, mmap, rt_sigprocmask, and the
+	// setuid family when the host calls it (glibc runs it on every thread,
+	// and aborts the process when a thread's result differs).
 	SeccompFilter []byte
 }
 
@@ -228,7 +235,9 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	}
 	r.cgroup_fd = C.int(a.CgroupProcsFD)
 	r.pdeathsig = C.int(a.Pdeathsig)
-	r.no_new_privs = boolInt(a.NoNewPrivs)
+	// Spawning threads set no_new_privs with the filter; a child that
+	// installs its own (past the pools) must end up the same.
+	r.no_new_privs = boolInt(a.NoNewPrivs || a.DropCapabilities || a.SeccompFilter != nil)
 	r.landlock_fd = C.int(a.LandlockRulesetFD)
 	r.drop_caps = boolInt(a.DropCapabilities)
 	r.keep_caps = C.uint64_t(a.KeepCapabilities)

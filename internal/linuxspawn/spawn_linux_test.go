@@ -592,9 +592,11 @@ ln -s f s 2>/dev/null && echo symlink=ok || echo symlink=denied
 ln f l 2>/dev/null && echo link=ok || echo link=denied
 mv l m 2>/dev/null && echo rename=ok || echo rename=denied
 chmod 600 f 2>/dev/null && echo chmod=ok || echo chmod=denied
-truncate -s 0 f 2>/dev/null && echo truncate=ok || echo truncate=denied`, dir)
+truncate -s 0 f 2>/dev/null && echo truncate=ok || echo truncate=denied
+grep ^NoNewPrivs: /proc/self/status`, dir)
 			a := shAttr(t, script)
-			a.NoNewPrivs = true
+			// A filter sets no_new_privs, whether a spawning thread
+			// carries it or the child installs it.
 			// libseccomp names the *at and renameat2 variants separately.
 			deny := map[string][]string{
 				"mkdir": {"mkdir", "mkdirat"}, "rmdir": {"rmdir", "unlinkat"},
@@ -606,6 +608,7 @@ truncate -s 0 f 2>/dev/null && echo truncate=ok || echo truncate=denied`, dir)
 			out, _, err := run(t, a)
 			require.NoError(t, err, "filter %d", i)
 			assert.Contains(t, out, denied+"=denied", "round %d: %s", round, out)
+			assert.Contains(t, out, "NoNewPrivs:\t1", "round %d, filter %d", round, i)
 			for _, other := range calls {
 				if other != denied && !(denied == "link" && other == "rename") {
 					assert.Contains(t, out, other+"=ok", "round %d, %s denied: %s", round, denied, out)
@@ -898,14 +901,16 @@ func TestDropCapabilities(t *testing.T) {
 	}
 	for round := 0; round < 2; round++ {
 		for _, keep := range masks {
-			a := shAttr(t, "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status")
+			a := shAttr(t, "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs)' /proc/self/status")
 			a.DropCapabilities = true
 			a.KeepCapabilities = keep
 			out, _, err := run(t, a)
 			require.NoError(t, err)
 			want := fmt.Sprintf("%016x", keep)
+			// no_new_privs comes with the drop: where the bounding set
+			// cannot shrink, it is what keeps execve from granting more.
 			assert.Equal(t, "CapInh:\t0000000000000000\nCapPrm:\t"+want+"\nCapEff:\t"+want+
-				"\nCapBnd:\t"+want+"\nCapAmb:\t0000000000000000\n", out, "round %d", round)
+				"\nCapBnd:\t"+want+"\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\n", out, "round %d", round)
 		}
 	}
 
