@@ -127,6 +127,30 @@ func pathWithin(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
+// withWritableTMPDIR points TMPDIR at the first writable root when the
+// temporary directory the command would use (TMPDIR, else /tmp) is not below
+// one: many tools fail without a writable temporary directory. (On macOS
+// TMPDIR is a per-user directory under /var/folders.)
+func withWritableTMPDIR(env, roots []string) []string {
+	if len(roots) == 0 {
+		return env
+	}
+	tmp := "/tmp"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
+			tmp = v
+		}
+	}
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		for _, root := range roots {
+			if pathWithin(real, root) {
+				return env
+			}
+		}
+	}
+	return setEnv(env, "TMPDIR", roots[0])
+}
+
 // setEnv sets key in env, replacing every earlier entry for it.
 func setEnv(env []string, key, value string) []string {
 	out := env[:0:0]

@@ -1,8 +1,11 @@
 package sandboxexec
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
+	"sync"
 )
 
 // PlatformSandbox reports SandboxMacosSeatbelt.
@@ -12,12 +15,8 @@ func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy)
 	if t != SandboxMacosSeatbelt {
 		return nil, fmt.Errorf("%w: %v is not available on macOS", ErrSandboxUnavailable, t)
 	}
-	fi, err := os.Stat(seatbeltExecutable)
-	if err != nil {
+	if err := seatbeltUsable(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
-	}
-	if fi.IsDir() || fi.Mode()&0o111 == 0 {
-		return nil, fmt.Errorf("%w: %s is not executable", ErrSandboxUnavailable, seatbeltExecutable)
 	}
 	r, err := newSeatbeltRunner(writableRoots, policy)
 	if err != nil {
@@ -26,10 +25,31 @@ func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy)
 	return r, nil
 }
 
+// seatbeltUsable checks, once, that sandbox-exec can apply a profile here.
+// It cannot where this process already runs in a sandbox (under another
+// agent's): it then prints "sandbox_apply: Operation not permitted" and
+// exits 71 without running the command, which would otherwise read as the
+// command's failure, and as a denial.
+var seatbeltUsable = sync.OnceValue(func() error {
+	fi, err := os.Stat(seatbeltExecutable)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not executable", seatbeltExecutable)
+	}
+	cmd := exec.Command(seatbeltExecutable, "-p", "(version 1)(allow default)", "/usr/bin/true")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s cannot apply a profile here (is this process sandboxed already?): %v: %s",
+			seatbeltExecutable, err, bytes.TrimSpace(out))
+	}
+	return nil
+})
+
 func probeSandbox() SandboxSupport {
 	s := SandboxSupport{Sandbox: SandboxMacosSeatbelt, Available: true}
-	if fi, err := os.Stat(seatbeltExecutable); err != nil || fi.IsDir() {
-		s.Available, s.Detail = false, seatbeltExecutable+" is missing"
+	if err := seatbeltUsable(); err != nil {
+		s.Available, s.Detail = false, err.Error()
 	}
 	return s
 }

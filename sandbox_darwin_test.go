@@ -21,9 +21,27 @@ import (
 
 func requireSeatbelt(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(seatbeltExecutable); err != nil {
-		t.Skipf("%s: %v", seatbeltExecutable, err)
+	if err := seatbeltUsable(); err != nil {
+		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("SANDBOXEXEC_REQUIRE_SANDBOX=1 but: %v", err)
+		}
+		t.Skip(err)
 	}
+	s := ProbeSandbox()
+	require.True(t, s.Available, s.Detail)
+}
+
+// Temporary files work with the default policy: TMPDIR, under /var/folders,
+// is not writable, so the command gets one in its first root (bash writes
+// here-documents to temporary files).
+func TestSeatbeltTempFiles(t *testing.T) {
+	requireSeatbelt(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	params := ExecParams{Command: []string{"/bin/bash", "-c", "cat <<EOF\nheredoc\nEOF\nf=$(mktemp) && echo x > \"$f\" && case \"$f\" in \"$TMPDIR\"/*) echo in-tmpdir;; esac"}}
+	out, err := ProcessExecToolCall(context.Background(), params, SandboxMacosSeatbelt, []string{root}, SandboxPolicy{})
+	require.NoError(t, err, "stderr: %s", out.Stderr)
+	assert.Equal(t, "heredoc\nin-tmpdir\n", out.Stdout)
 }
 
 func TestSeatbeltPlatform(t *testing.T) {

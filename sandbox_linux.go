@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -251,31 +250,17 @@ func (r *linuxRunner) newCgroup() (*cgroup.Group, error) {
 	return g, nil
 }
 
-// environ adds the sandbox's variables. TMPDIR moves into the first writable
-// root when the current one is not writable under the policy, since many
-// tools fail without a writable temporary directory.
+// environ adds the sandbox's variables, and a TMPDIR the command may write
+// to (withWritableTMPDIR).
 func (r *linuxRunner) environ(env []string) []string {
 	env = setEnv(env, EnvSandbox, "linux")
 	if !r.policy.NetworkAccess {
 		env = setEnv(env, EnvNetworkDisabled, "1")
 	}
-	if r.policy.FullDiskWriteAccess || len(r.roots) == 0 {
+	if r.policy.FullDiskWriteAccess {
 		return env
 	}
-	tmp := "/tmp"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
-			tmp = v
-		}
-	}
-	if real, err := filepath.EvalSymlinks(tmp); err == nil {
-		for _, root := range r.roots {
-			if pathWithin(real, root) {
-				return env
-			}
-		}
-	}
-	return setEnv(env, "TMPDIR", r.roots[0])
+	return withWritableTMPDIR(env, r.roots)
 }
 
 // spawnError turns a failure in the child into the error the plain runner

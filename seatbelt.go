@@ -76,18 +76,18 @@ func seatbeltPolicy(nRoots int, policy SandboxPolicy) string {
 }
 
 // seatbeltPrefix is the sandbox-exec argv up to, not including, the "--"
-// that precedes the command.
-func seatbeltPrefix(writableRoots []string, policy SandboxPolicy) ([]string, error) {
-	roots, err := canonicalRoots(writableRoots)
+// that precedes the command, and the canonical roots it names.
+func seatbeltPrefix(writableRoots []string, policy SandboxPolicy) (argv, roots []string, err error) {
+	roots, err = canonicalRoots(writableRoots)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	argv := make([]string, 0, 3+len(roots))
+	argv = make([]string, 0, 3+len(roots))
 	argv = append(argv, seatbeltExecutable, "-p", seatbeltPolicy(len(roots), policy))
 	for i, root := range roots {
 		argv = append(argv, "-D"+seatbeltRootParam(i)+"="+root)
 	}
-	return argv, nil
+	return argv, roots, nil
 }
 
 // CreateSeatbeltCommand returns the argv that runs command under macOS
@@ -116,7 +116,7 @@ func CreateSeatbeltCommand(command, writableRoots []string, policy SandboxPolicy
 			return nil, fmt.Errorf("sandboxexec: command argument %d contains a NUL byte", i)
 		}
 	}
-	argv, err := seatbeltPrefix(writableRoots, policy)
+	argv, _, err := seatbeltPrefix(writableRoots, policy)
 	if err != nil {
 		return nil, err
 	}
@@ -127,16 +127,17 @@ func CreateSeatbeltCommand(command, writableRoots []string, policy SandboxPolicy
 // seatbeltRunner starts commands through sandbox-exec with a profile built
 // once for the call.
 type seatbeltRunner struct {
-	prefix  []string // sandbox-exec argv before "--"
-	network bool
+	prefix []string // sandbox-exec argv before "--"
+	roots  []string // canonical
+	policy SandboxPolicy
 }
 
 func newSeatbeltRunner(writableRoots []string, policy SandboxPolicy) (*seatbeltRunner, error) {
-	prefix, err := seatbeltPrefix(writableRoots, policy)
+	prefix, roots, err := seatbeltPrefix(writableRoots, policy)
 	if err != nil {
 		return nil, err
 	}
-	return &seatbeltRunner{prefix: prefix, network: policy.NetworkAccess}, nil
+	return &seatbeltRunner{prefix: prefix, roots: roots, policy: policy}, nil
 }
 
 // request is req rewritten to run under sandbox-exec. sandbox-exec is given
@@ -149,7 +150,10 @@ func (r *seatbeltRunner) request(req *spawnRequest) *spawnRequest {
 	argv = append(argv, "--", req.path)
 	out.argv = append(argv, req.argv[1:]...)
 	out.env = setEnv(req.env, EnvSandbox, "seatbelt")
-	if !r.network {
+	if !r.policy.FullDiskWriteAccess {
+		out.env = withWritableTMPDIR(out.env, r.roots)
+	}
+	if !r.policy.NetworkAccess {
 		out.env = setEnv(out.env, EnvNetworkDisabled, "1")
 	} else {
 		// An inherited value would claim a restriction that is not there.

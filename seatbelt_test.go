@@ -318,8 +318,9 @@ func TestSeatbeltRunnerRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got.argv)
 	assert.Equal(t, root, got.dir)
+	// /tmp is not below the root: TMPDIR moves into it, as on Linux.
 	assert.Equal(t, []string{"PATH=/usr/bin:/bin", "HOME=/home/x",
-		"SANDBOXEXEC_SANDBOX=seatbelt", "SANDBOXEXEC_NETWORK_DISABLED=1"}, got.env)
+		"SANDBOXEXEC_SANDBOX=seatbelt", "TMPDIR=" + root, "SANDBOXEXEC_NETWORK_DISABLED=1"}, got.env)
 	// The caller's request is left as it was.
 	assert.Equal(t, orig.path, req.path)
 	assert.Equal(t, []string{"echo", "a", "b"}, req.argv)
@@ -334,6 +335,43 @@ func TestSeatbeltRunnerRequest(t *testing.T) {
 
 	_, err = newSeatbeltRunner([]string{"relative"}, SandboxPolicy{})
 	assert.Error(t, err)
+}
+
+// The command gets a TMPDIR it may write to: its own when that is below a
+// writable root, else the first root; with FullDiskWriteAccess, its own.
+func TestSeatbeltRunnerTMPDIR(t *testing.T) {
+	root := realDir(t, "root")
+	other := realDir(t, "other")
+	inRoot := filepath.Join(root, "tmp")
+	require.NoError(t, os.Mkdir(inRoot, 0o755))
+	for _, tc := range []struct {
+		name   string
+		roots  []string
+		policy SandboxPolicy
+		tmpdir string // the host's; "" for none
+		want   string
+	}{
+		{"none, /tmp outside the roots", []string{root}, SandboxPolicy{}, "", root},
+		{"outside the roots", []string{other, root}, SandboxPolicy{}, "/var/folders/x/T", other},
+		{"below a root", []string{other, root}, SandboxPolicy{}, inRoot, inRoot},
+		{"full disk write", []string{root}, SandboxPolicy{FullDiskWriteAccess: true}, "/var/folders/x/T", "/var/folders/x/T"},
+		{"no roots", nil, SandboxPolicy{}, "/var/folders/x/T", "/var/folders/x/T"},
+	} {
+		r, err := newSeatbeltRunner(tc.roots, tc.policy)
+		require.NoError(t, err, tc.name)
+		env := []string{"PATH=/usr/bin:/bin"}
+		if tc.tmpdir != "" {
+			env = append(env, "TMPDIR="+tc.tmpdir)
+		}
+		got := r.request(&spawnRequest{path: "/bin/true", argv: []string{"true"}, env: env})
+		var tmpdirs []string
+		for _, kv := range got.env {
+			if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
+				tmpdirs = append(tmpdirs, v)
+			}
+		}
+		assert.Equal(t, []string{tc.want}, tmpdirs, tc.name)
+	}
 }
 
 // FuzzCreateSeatbeltCommand feeds arbitrary root strings, as they are and
