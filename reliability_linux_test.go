@@ -226,10 +226,11 @@ func relCallCgroups(parent string, pid int) []string {
 // relHostEnv marks the re-executed test binary as a host: its value is the
 // unique argument of the sandboxed processes.
 const (
-	relHostEnv     = "SANDBOXEXEC_RELIABILITY_HOST_ARG"
-	relHostRootEnv = "SANDBOXEXEC_RELIABILITY_HOST_ROOT"
-	relHostNoPIDNS = "SANDBOXEXEC_RELIABILITY_HOST_NO_PIDNS"
-	relReadyPrefix = "sandboxed:"
+	relHostEnv       = "SANDBOXEXEC_RELIABILITY_HOST_ARG"
+	relHostRootEnv   = "SANDBOXEXEC_RELIABILITY_HOST_ROOT"
+	relHostNoPIDNS   = "SANDBOXEXEC_RELIABILITY_HOST_NO_PIDNS"
+	relReadyPrefix   = "sandboxed:"
+	relClearedPrefix = "clear-pdeathsig:"
 )
 
 // relHostMain is the host side: one sandboxed call whose stdout is
@@ -239,8 +240,16 @@ func relHostMain(arg string) {
 	if os.Getenv(relHostNoPIDNS) == "1" {
 		pidNamespaceRefused.Store(true)
 	}
+	// The command first tries to clear its parent-death signal, as a
+	// command that wants to outlive its host would, then becomes the shell.
+	clearThenShell := `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.prctl(1, 0, 0, 0, 0)
+print("` + relClearedPrefix + ` %d %d" % (r, ctypes.get_errno()), flush=True)
+os.execvp("sh", ["sh", "-c", sys.argv[1], "sh", sys.argv[2]])`
 	out, err := ProcessExecToolCall(context.Background(), ExecParams{
-		Command:   lxSh(`sleep "$1" & echo "`+relReadyPrefix+` $$ $!"; wait`, arg),
+		Command: []string{"python3", "-c", clearThenShell,
+			`sleep "$1" & echo "` + relReadyPrefix + ` $$ $!"; wait`, arg},
 		TimeoutMs: relU64(30_000),
 	}, SandboxLinuxSeccomp, []string{os.Getenv(relHostRootEnv)}, SandboxPolicy{},
 		WithLiveOutput(os.Stdout, os.Stderr))
@@ -326,7 +335,7 @@ func relHostDeath(t *testing.T, parent string, noPIDNS bool, wait time.Duration)
 		}
 		close(lines)
 	}()
-	var ready string
+	var ready, cleared string
 	timeout := time.After(15 * time.Second)
 	for ready == "" {
 		select {
@@ -335,11 +344,16 @@ func relHostDeath(t *testing.T, parent string, noPIDNS bool, wait time.Duration)
 			if strings.HasPrefix(line, relReadyPrefix) {
 				ready = line
 			}
+			if strings.HasPrefix(line, relClearedPrefix) {
+				cleared = line
+			}
 		case <-timeout:
 			t.Fatalf("the host never reported the command running; stderr:\n%s", hostErr.String())
 		}
 	}
 	t.Logf("host %d: %q (pids inside the call's PID namespace)", hostPid, ready)
+	assert.Equal(t, fmt.Sprintf("%s -1 %d", relClearedPrefix, syscall.EPERM), cleared,
+		"clearing the parent-death signal is refused")
 	require.Eventually(t, func() bool {
 		for _, p := range relProcsWithArg(arg) {
 			if filepath.Base(p.argv[0]) == "sleep" {

@@ -728,6 +728,31 @@ attempt("kill0", lambda: os.kill(pid, 0))
 	})
 }
 
+// The parent-death signal that ties the command to the host stays SIGKILL:
+// the command can neither clear it nor swap in a signal it ignores, and
+// setting SIGKILL again still works.
+func TestLinuxPdeathsigPinned(t *testing.T) {
+	requireSandbox(t)
+	res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+PR_SET_PDEATHSIG, PR_GET_PDEATHSIG = 1, 2
+def get():
+    sig = ctypes.c_int(-1)
+    check(libc.prctl(PR_GET_PDEATHSIG, ctypes.byref(sig), 0, 0, 0))
+    print("pdeathsig=%d" % sig.value, flush=True)
+get()
+attempt("clear", lambda: check(libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)))
+attempt("sigusr1", lambda: check(libc.prctl(PR_SET_PDEATHSIG, 10, 0, 0, 0)))
+attempt("sigkill_high_bits", lambda: check(libc.prctl(PR_SET_PDEATHSIG, ctypes.c_ulong(9 | 1 << 32), 0, 0, 0)))
+attempt("sigkill", lambda: check(libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)))
+get()
+`)
+	for _, l := range []string{"clear", "sigusr1", "sigkill_high_bits"} {
+		assert.Equal(t, "EPERM", res[l], "%s: %s", l, out.Stdout)
+	}
+	assert.Equal(t, "OK", res["sigkill"], out.Stdout)
+	assert.Equal(t, "9", res["pdeathsig"], out.Stdout)
+}
+
 func TestLinuxPtraceAndProcessVM(t *testing.T) {
 	requireSandbox(t)
 	testPID := strconv.Itoa(os.Getpid())

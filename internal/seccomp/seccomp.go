@@ -29,6 +29,12 @@ var AlwaysDenied = []string{
 	"kexec_load", "kexec_file_load",
 }
 
+// The parent-death signal is what kills the command, and with it its PID
+// namespace, when the host dies (even by SIGKILL); prctl(PR_SET_PDEATHSIG)
+// may only keep it at SIGKILL, not clear it or change it to one the
+// command ignores.
+const keptPdeathsig = unix.SIGKILL
+
 // DeniedIoctls are terminal requests that inject input into, or control, a
 // terminal the command may have inherited.
 var DeniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX}
@@ -121,6 +127,19 @@ func compile(denyNetwork bool) ([]byte, error) {
 		if err := deny("ioctl", c); err != nil {
 			return nil, err
 		}
+	}
+	// prctl's option is an int: compare its low 32 bits; the signal is an
+	// unsigned long, checked whole by the kernel.
+	option, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, 0xffffffff, unix.PR_SET_PDEATHSIG)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: prctl condition: %w", err)
+	}
+	signal, err := libseccomp.MakeCondition(1, libseccomp.CompareNotEqual, uint64(keptPdeathsig))
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: prctl condition: %w", err)
+	}
+	if err := deny("prctl", option, signal); err != nil {
+		return nil, err
 	}
 	if denyNetwork {
 		c, err := libseccomp.MakeCondition(0, libseccomp.CompareNotEqual, unix.AF_UNIX)
