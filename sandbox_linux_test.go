@@ -754,6 +754,21 @@ get()
 	assert.Equal(t, "9", res["pdeathsig"], out.Stdout)
 }
 
+// clone3 reports ENOSYS, so that no process can be started straight into
+// another cgroup (CLONE_INTO_CGROUP); programs fall back to clone, and
+// spawning still works.
+func TestLinuxClone3Refused(t *testing.T) {
+	requireSandbox(t)
+	res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+import subprocess
+SYS_clone3 = 435  # the same number on every architecture
+attempt("clone3", lambda: check(libc.syscall(SYS_clone3, None, 0)))
+print("child=%s" % subprocess.run(["echo", "spawned"], capture_output=True, text=True).stdout.strip())
+`)
+	assert.Equal(t, "ENOSYS", res["clone3"], out.Stdout)
+	assert.Equal(t, "spawned", res["child"], out.Stdout)
+}
+
 func TestLinuxPtraceAndProcessVM(t *testing.T) {
 	requireSandbox(t)
 	testPID := strconv.Itoa(os.Getpid())

@@ -128,6 +128,16 @@ func compile(denyNetwork bool) ([]byte, error) {
 			return nil, err
 		}
 	}
+	// clone3 passes its flags in memory, where a filter cannot look, and
+	// CLONE_INTO_CGROUP would let a root command (which keeps
+	// CAP_DAC_OVERRIDE; Landlock does not check cgroup migration) start a
+	// process outside the call's pids cgroup. ENOSYS makes glibc fall back
+	// to clone, whose flags are in a register and carry no cgroup.
+	if call, err := libseccomp.GetSyscallFromName("clone3"); err == nil {
+		if err := f.AddRule(call, libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
+			return nil, fmt.Errorf("seccomp: rule for clone3: %w", err)
+		}
+	}
 	// prctl's option is an int: compare its low 32 bits; the signal is an
 	// unsigned long, checked whole by the kernel.
 	option, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, 0xffffffff, unix.PR_SET_PDEATHSIG)
