@@ -183,6 +183,16 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		return nil, fmt.Errorf("sandboxexec: %w", err)
 	}
 	c := &child{process: p, killAll: func() { killGroup(pid) }}
+	if attr.NewPIDNamespace {
+		// The namespace dies with its init, the command: once that is
+		// reaped nothing of the call is left, and its pid may be another
+		// process's group by now.
+		c.killAll = func() {
+			if !errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone) {
+				killGroup(pid)
+			}
+		}
+	}
 	if group != nil && !attr.NewPIDNamespace {
 		// The cgroup reaches what left the process group; without a PID
 		// namespace it is what kills a setsid'd descendant. (With one, the
