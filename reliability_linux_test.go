@@ -188,7 +188,8 @@ func relPidsMount(t *testing.T) (mnt, linePrefix string) {
 }
 
 // relOwnCgroupMarker is in the cgroup path of every call this test binary
-// makes: internal/cgroup names them <parent>/sandboxexec/<host pid>-<n>.
+// makes: internal/cgroup names them
+// <parent>/sandboxexec/<host pid>-<start time>/<n>.
 func relOwnCgroupMarker() string { return fmt.Sprintf("/sandboxexec/%d-", os.Getpid()) }
 
 // relCgroupParent is the directory internal/cgroup creates call cgroups in:
@@ -217,8 +218,14 @@ func relCgroupParent(t *testing.T, mnt, linePrefix string) string {
 
 // relCallCgroups lists the call cgroups of host pid that exist now.
 func relCallCgroups(parent string, pid int) []string {
-	dirs, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("%d-*", pid)))
-	return dirs
+	dirs, _ := filepath.Glob(filepath.Join(parent, fmt.Sprintf("%d-*", pid), "*"))
+	var groups []string
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			groups = append(groups, d)
+		}
+	}
+	return groups
 }
 
 // ---------------------------------------------------------------------------

@@ -8,7 +8,8 @@
 // It uses the pids controller where this process may create cgroups below
 // its own: cgroup v1's pids hierarchy, or cgroup v2 when the pids controller
 // is enabled for the children of this process's cgroup. Elsewhere Open
-// fails and the caller falls back to rlimits.
+// fails and the caller falls back to rlimits. A Manager's cgroups live in a
+// directory of its own, which it keeps locked (see Manager).
 package cgroup
 
 import (
@@ -26,14 +27,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Manager creates cgroups below one parent directory, and keeps a few
+// Manager creates cgroups below a directory of its own, and keeps a few
 // empty ones for reuse: making and removing a cgroup costs the host about
 // as much CPU as the rest of a sandboxed spawn.
+//
+// Each host (process) has its directory, <own cgroup>/sandboxexec/<pid>-<start
+// time>, and holds an exclusive flock on it for as long as it lives; its
+// call cgroups are made inside. The kernel drops the lock when the host
+// dies, however it dies, so a host that finds another's directory unlocked
+// knows its owner is gone, whatever PID namespace either runs in.
 type Manager struct {
-	parent string // absolute directory the call cgroups are created in
-	v2     bool
-	token  string // "<pid>-<start time>": names this process's groups
-	next   atomic.Uint64
+	dir  string // absolute: this host's directory, where call cgroups go
+	v2   bool
+	lock int // descriptor of dir, flocked; open for the process's life
+	next atomic.Uint64
 
 	mu   sync.Mutex
 	idle []*Group // empty groups, ready for New
@@ -42,33 +49,8 @@ type Manager struct {
 // PoolSize is how many empty groups a Manager keeps for reuse.
 const PoolSize = 8
 
-// sweep removes the groups of hosts that are gone: a host killed before it
-// could remove its groups leaves them behind, perhaps with processes in
-// them. A group is stale when its pid is dead, or is this process's own
-// (a restarted container's host often gets the same pid) with another start
-// time.
-func (m *Manager) sweep() {
-	entries, err := os.ReadDir(m.parent)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), m.token+"-") {
-			continue
-		}
-		pidText, _, ok := strings.Cut(e.Name(), "-")
-		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 {
-			continue
-		}
-		if pid == os.Getpid() || syscall.Kill(pid, 0) == syscall.ESRCH {
-			(&Group{dir: filepath.Join(m.parent, e.Name()), v2: m.v2, procs: -1}).Remove()
-		}
-	}
-}
-
-// Open finds a pids controller this process can use and makes (or reuses)
-// the directory its call cgroups go in.
+// Open finds a pids controller this process can use and makes the
+// directory its call cgroups go in.
 func Open() (*Manager, error) {
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -89,25 +71,103 @@ func Open() (*Manager, error) {
 
 func newManager(own string, v2 bool) (*Manager, error) {
 	parent := filepath.Join(own, "sandboxexec")
-	if err := os.Mkdir(parent, 0o755); err != nil && !os.IsExist(err) {
+	if err := mkdirCgroup(parent, v2); err != nil {
 		return nil, err
 	}
-	if v2 {
-		// Children of parent get the pids controller only if parent hands it
-		// down; parent has no processes, so this is allowed.
-		if err := os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids"), 0); err != nil {
-			return nil, fmt.Errorf("enable pids below %s: %w", parent, err)
-		}
+	m := &Manager{v2: v2, lock: -1}
+	name := fmt.Sprintf("%d-%x", os.Getpid(), time.Now().UnixNano())
+	if err := m.lockDir(filepath.Join(parent, name)); err != nil {
+		return nil, err
 	}
-	m := &Manager{parent: parent, v2: v2, token: fmt.Sprintf("%d-%x", os.Getpid(), time.Now().UnixNano())}
-	m.sweep()
 	// Prove it works end to end once, so that a call never finds out late.
 	g, err := m.New(1)
 	if err != nil {
+		m.close()
 		return nil, err
 	}
 	g.Remove()
+	sweep(parent, name, v2)
 	return m, nil
+}
+
+// mkdirCgroup makes dir (or finds it made) and, on cgroup v2, hands the pids
+// controller down to its children; dir has no processes, so that is
+// allowed.
+func mkdirCgroup(dir string, v2 bool) error {
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		return err
+	}
+	if v2 {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+pids"), 0); err != nil {
+			return fmt.Errorf("enable pids below %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// lockDir makes dir this host's directory and locks it. A host sweeping at
+// the same moment may take the lock first and remove the directory, empty
+// and unlocked as it is for an instant: then it is made again.
+func (m *Manager) lockDir(dir string) error {
+	for try := 0; ; try++ {
+		if err := mkdirCgroup(dir, m.v2); err != nil {
+			return err
+		}
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return &os.PathError{Op: "open", Path: dir, Err: err}
+		}
+		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			unix.Close(fd)
+			return &os.PathError{Op: "flock", Path: dir, Err: err}
+		}
+		var locked, named unix.Stat_t
+		if unix.Fstat(fd, &locked) == nil && unix.Stat(dir, &named) == nil && locked.Ino == named.Ino {
+			m.dir, m.lock = dir, fd
+			return nil
+		}
+		unix.Close(fd)
+		if try == 3 {
+			return fmt.Errorf("%s was removed as it was made, %d times", dir, try+1)
+		}
+	}
+}
+
+func (m *Manager) close() {
+	unix.Close(m.lock)
+	os.Remove(m.dir)
+}
+
+// sweep removes what hosts that are gone left in parent: a host killed
+// before it could remove its call cgroups leaves them behind, perhaps with
+// processes in them. A host's directory whose lock can be taken has no
+// host. Other entries (cgroups of another version of this package) are
+// left alone: nothing says their host is gone.
+func sweep(parent, own string, v2 bool) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == own || strings.Count(e.Name(), "-") != 1 {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			groups, _ := os.ReadDir(dir)
+			for _, g := range groups {
+				if g.IsDir() {
+					(&Group{dir: filepath.Join(dir, g.Name()), v2: v2, procs: -1}).Remove()
+				}
+			}
+			os.Remove(dir)
+		}
+		unix.Close(fd)
+	}
 }
 
 // findV1 returns this process's directory in a cgroup v1 pids hierarchy.
@@ -208,7 +268,7 @@ func (m *Manager) New(maxPids int) (*Group, error) {
 		// Removed or broken behind our back: start afresh.
 		g.Remove()
 	}
-	dir := filepath.Join(m.parent, fmt.Sprintf("%s-%d", m.token, m.next.Add(1)))
+	dir := filepath.Join(m.dir, strconv.FormatUint(m.next.Add(1), 10))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -286,9 +346,10 @@ func (g *Group) keep() bool {
 	return true
 }
 
-// Kill sends SIGKILL to every process in the group, until it is empty or a
+// Kill sends SIGKILL to every process in the group, until it is empty, a
 // short bound passes (a process forking as fast as it is killed cannot
-// outgrow pids.max, so the loop ends).
+// outgrow pids.max, so the loop ends), or no process in it may be killed by
+// this one.
 func (g *Group) Kill() {
 	if g.v2 {
 		if err := os.WriteFile(filepath.Join(g.dir, "cgroup.kill"), []byte("1"), 0); err == nil {
@@ -301,8 +362,12 @@ func (g *Group) Kill() {
 		if err != nil || len(pids) == 0 {
 			return
 		}
+		killed := false
 		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
+			killed = syscall.Kill(pid, syscall.SIGKILL) != syscall.EPERM || killed
+		}
+		if !killed {
+			return
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -356,12 +421,13 @@ func readRaw(path string) ([]byte, error) {
 	}
 }
 
-// Remove deletes the group; processes still in it are killed first.
+// Remove deletes the group; processes still in it are killed first. It
+// gives up on a group this process may not remove.
 func (g *Group) Remove() {
 	g.CloseProcs()
 	for i := 0; i < 100; i++ {
 		err := os.Remove(g.dir)
-		if err == nil || os.IsNotExist(err) {
+		if err == nil || !errors.Is(err, syscall.EBUSY) {
 			return
 		}
 		g.Kill()

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func openOrSkip(t *testing.T) *Manager {
@@ -139,4 +141,49 @@ func TestReleaseEmptyKeepsWithoutReading(t *testing.T) {
 	require.Equal(t, g.dir, again.dir)
 	again.Remove()
 	m.idle = nil
+}
+
+// A host's directory is swept only once its lock is free: a live host may
+// run in another PID namespace, where its pid means nothing here (this
+// directory's pid exists in no namespace at all), and its calls must go on.
+// Once the lock is free, the group's processes are killed and all removed.
+func TestSweepOnlyUnlockedHosts(t *testing.T) {
+	m := openOrSkip(t)
+	other := filepath.Join(filepath.Dir(m.dir), "999999999-1")
+	require.NoError(t, mkdirCgroup(other, m.v2))
+	group := filepath.Join(other, "1")
+	require.NoError(t, mkdirCgroup(group, false))
+	t.Cleanup(func() {
+		(&Group{dir: group, v2: m.v2, procs: -1}).Remove()
+		os.Remove(other)
+	})
+	lock, err := os.Open(other)
+	require.NoError(t, err)
+	require.NoError(t, unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB))
+
+	cmd := exec.Command("sleep", "30")
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	require.NoError(t, os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0))
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+
+	openOrSkip(t) // sweeps
+	_, err = os.Stat(group)
+	require.NoError(t, err, "a locked host's group stays")
+	select {
+	case <-exited:
+		t.Fatal("the sweep killed a live host's process")
+	default:
+	}
+
+	lock.Close() // the host is gone
+	openOrSkip(t)
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the sweep left a dead host's process running")
+	}
+	_, err = os.Stat(other)
+	require.True(t, os.IsNotExist(err), "the dead host's directory is gone: %v", err)
 }
