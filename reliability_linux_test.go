@@ -829,13 +829,16 @@ func TestReliabilityFailedCallLeaksNoDescriptor(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		return
 	}
-	call := func() error {
+	call := func(opts ...Option) error {
 		_, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"true"}},
-			SandboxNone, nil, SandboxPolicy{}, WithStdin(strings.NewReader("x")))
+			SandboxNone, nil, SandboxPolicy{}, opts...)
 		return err
 	}
-	// The first call makes what the runtime keeps open (the poller).
+	// A first call makes what the runtime keeps open (the poller). Without
+	// stdin: a stdin copier still writing when the call returns closes its
+	// pipe a moment later.
 	require.NoError(t, call())
+	withStdin := WithStdin(strings.NewReader("x"))
 	open := func() (fds []int) {
 		for fd := 0; fd < 4096; fd++ {
 			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
@@ -860,10 +863,10 @@ func TestReliabilityFailedCallLeaksNoDescriptor(t *testing.T) {
 	lowered.Cur = uint64(limit)
 	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lowered))
 	for i := 0; i < 3; i++ {
-		err := call()
+		err := call(withStdin)
 		assert.ErrorIs(t, err, syscall.EMFILE)
 		assert.Equal(t, before, open(), "call %d", i)
 	}
 	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &old))
-	require.NoError(t, call())
+	require.NoError(t, call(withStdin))
 }
