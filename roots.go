@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -16,14 +17,18 @@ import (
 // or cannot be resolved (a symlink loop), is an error. Duplicates are dropped.
 //
 // A root reached through a symlink that lies inside a writable root is an
-// error too: a command could have made that symlink in an earlier call, to
-// turn the root into any directory it names (roots /work and /work/cache,
-// with /work/cache made a link to the home directory).
+// error too, unless where it leads is below another root reached without
+// one (then it adds nothing, and is dropped): a command could have made that
+// symlink in an earlier call, to turn the root into any directory it names
+// (roots /work and /work/cache, with /work/cache made a link to the home
+// directory, or to /).
 func canonicalRoots(roots []string) ([]string, error) {
-	out := make([]string, 0, len(roots))
-	seen := make(map[string]bool, len(roots))
-	type link struct{ root, dir, name string }
-	var links []link // every symlink met, and the directory it is in
+	type link struct{ dir, name string }
+	type resolved struct {
+		root, real string
+		links      []link // the symlinks met, and the directories they are in
+	}
+	var all []resolved
 	for _, root := range roots {
 		if strings.IndexByte(root, 0) >= 0 {
 			return nil, fmt.Errorf("sandboxexec: writable root %q contains a NUL byte", strings.SplitN(root, "\x00", 2)[0])
@@ -36,12 +41,11 @@ func canonicalRoots(roots []string) ([]string, error) {
 				return nil, fmt.Errorf("sandboxexec: writable root %q has a \"..\" component", root)
 			}
 		}
-		n := len(links)
+		r := resolved{root: root}
 		real, err := resolvePath(root, func(dir, name string) {
-			links = append(links, link{root, dir, name})
+			r.links = append(r.links, link{dir, name})
 		})
 		if errors.Is(err, fs.ErrNotExist) {
-			links = links[:n]
 			continue
 		}
 		if err != nil {
@@ -54,21 +58,39 @@ func canonicalRoots(roots []string) ([]string, error) {
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("sandboxexec: writable root %q is not a directory", root)
 		}
-		if !seen[real] {
-			seen[real] = true
-			out = append(out, real)
+		r.real = real
+		all = append(all, r)
+	}
+	// suspect names, for each root, a symlink on its way that lies inside
+	// some root, and that root; clean roots have none.
+	suspect := make([]string, len(all))
+	var clean []string
+	for i, r := range all {
+		for _, l := range r.links {
+			for _, other := range all {
+				if suspect[i] == "" && pathWithin(l.dir, other.real) {
+					suspect[i] = fmt.Sprintf("the symlink %s, which is inside the writable root %s",
+						filepath.Join(l.dir, l.name), other.real)
+				}
+			}
+		}
+		if suspect[i] == "" {
+			clean = append(clean, r.real)
 		}
 	}
-	if seen[string(filepath.Separator)] {
-		return out, nil // everything is writable: no symlink can widen that
-	}
-	for _, l := range links {
-		for _, real := range out {
-			if pathWithin(l.dir, real) {
-				return nil, fmt.Errorf("sandboxexec: writable root %q goes through the symlink %s, "+
-					"which is inside the writable root %s, where a command may have made it: "+
-					"give the directory it points to instead", l.root, filepath.Join(l.dir, l.name), real)
+	out := make([]string, 0, len(all))
+	seen := make(map[string]bool, len(all))
+	for i, r := range all {
+		if suspect[i] != "" {
+			if !slices.ContainsFunc(clean, func(c string) bool { return pathWithin(r.real, c) }) {
+				return nil, fmt.Errorf("sandboxexec: writable root %q goes through %s, "+
+					"where a command may have made it: give the directory it points to instead", r.root, suspect[i])
 			}
+			continue
+		}
+		if !seen[r.real] {
+			seen[r.real] = true
+			out = append(out, r.real)
 		}
 	}
 	return out, nil
@@ -124,7 +146,8 @@ func resolvePath(path string, link func(dir, name string)) (string, error) {
 // pathWithin reports whether path is dir or lies below it; both are clean
 // and absolute.
 func pathWithin(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+	return path == dir || dir == string(filepath.Separator) ||
+		strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
 // withWritableTMPDIR points TMPDIR at the first writable root when the

@@ -30,12 +30,13 @@ func TestCanonicalRootsSymlinkInsideRoot(t *testing.T) {
 	viaHost := symlink(cache, filepath.Join(base, "hostlink")) // outside the roots, but leads through a/cache
 	symlink(filepath.Join(outside, "nowhere"), filepath.Join(a, "dangling"))
 
+	toSlash := symlink("/", filepath.Join(a, "slash"))
 	for name, roots := range map[string][]string{
 		"nested root is a symlink out":          {a, cache},
 		"the same, nested root first":           {cache, a},
 		"below a symlink in a root":             {a, filepath.Join(cache, ".")},
-		"a symlink to a place in the same root": {a, alias},
 		"a host symlink that leads through one": {a, viaHost},
+		"a symlink to / in a root":              {a, toSlash},
 	} {
 		got, err := canonicalRoots(roots)
 		assert.ErrorContains(t, err, "goes through the symlink", name)
@@ -47,7 +48,11 @@ func TestCanonicalRootsSymlinkInsideRoot(t *testing.T) {
 	for name, tc := range map[string]struct{ roots, want []string }{
 		"the symlink alone, no root around it": {[]string{cache}, []string{outside}},
 		"a dangling symlink is a missing root": {[]string{a, filepath.Join(a, "dangling")}, []string{a}},
-		"everything writable":                  {[]string{"/", cache}, []string{"/", outside}},
+		// Where a symlink in a root leads below a root reached without one,
+		// it adds nothing, and is dropped.
+		"a symlink to a place in the same root": {[]string{a, alias}, []string{a}},
+		"the same, twice and in another order":  {[]string{alias, a, alias}, []string{a}},
+		"everything writable":                   {[]string{"/", cache, toSlash}, []string{"/"}},
 	} {
 		got, err := canonicalRoots(tc.roots)
 		require.NoError(t, err, name)

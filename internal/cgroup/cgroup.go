@@ -15,6 +15,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -75,8 +76,7 @@ func newManager(own string, v2 bool) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{v2: v2, lock: -1}
-	name := fmt.Sprintf("%d-%x", os.Getpid(), time.Now().UnixNano())
-	if err := m.lockDir(filepath.Join(parent, name)); err != nil {
+	if err := m.lockDir(parent); err != nil {
 		return nil, err
 	}
 	// Prove it works end to end once, so that a call never finds out late.
@@ -86,7 +86,7 @@ func newManager(own string, v2 bool) (*Manager, error) {
 		return nil, err
 	}
 	g.Remove()
-	sweep(parent, name, v2)
+	sweep(parent, filepath.Base(m.dir), v2)
 	return m, nil
 }
 
@@ -105,21 +105,30 @@ func mkdirCgroup(dir string, v2 bool) error {
 	return nil
 }
 
-// lockDir makes dir this host's directory and locks it. A host sweeping at
-// the same moment may take the lock first and remove the directory, empty
-// and unlocked as it is for an instant: then it is made again.
-func (m *Manager) lockDir(dir string) error {
-	for try := 0; ; try++ {
-		if err := mkdirCgroup(dir, m.v2); err != nil {
+// lockDir makes this host's directory in parent and locks it. A host
+// sweeping at that moment may take the lock first (the directory is empty
+// and unlocked for an instant) and remove it: then another is made, under
+// another name.
+func (m *Manager) lockDir(parent string) error {
+	var err error
+	for try := 0; try < 10; try++ {
+		dir := filepath.Join(parent, fmt.Sprintf("%d-%x", os.Getpid(), time.Now().UnixNano()))
+		if err = mkdirCgroup(dir, m.v2); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
 			return err
 		}
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		var fd int
+		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return &os.PathError{Op: "open", Path: dir, Err: err}
+			err = &os.PathError{Op: "open", Path: dir, Err: err}
+			continue
 		}
-		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			unix.Close(fd)
-			return &os.PathError{Op: "flock", Path: dir, Err: err}
+			err = &os.PathError{Op: "flock", Path: dir, Err: err}
+			continue
 		}
 		var locked, named unix.Stat_t
 		if unix.Fstat(fd, &locked) == nil && unix.Stat(dir, &named) == nil && locked.Ino == named.Ino {
@@ -127,10 +136,9 @@ func (m *Manager) lockDir(dir string) error {
 			return nil
 		}
 		unix.Close(fd)
-		if try == 3 {
-			return fmt.Errorf("%s was removed as it was made, %d times", dir, try+1)
-		}
+		err = fmt.Errorf("%s was removed as it was made", dir)
 	}
+	return err
 }
 
 func (m *Manager) close() {

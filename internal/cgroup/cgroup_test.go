@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -186,4 +187,31 @@ func TestSweepOnlyUnlockedHosts(t *testing.T) {
 	}
 	_, err = os.Stat(other)
 	require.True(t, os.IsNotExist(err), "the dead host's directory is gone: %v", err)
+}
+
+// Hosts that start together sweep while others make their directories; each
+// must still end up with one of its own.
+func TestOpenConcurrently(t *testing.T) {
+	openOrSkip(t)
+	for round := 0; round < 10; round++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m, err := Open()
+				if err != nil {
+					errs <- err
+					return
+				}
+				m.close()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("round %d: %v", round, err)
+		}
+	}
 }

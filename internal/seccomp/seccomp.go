@@ -3,8 +3,9 @@
 // Package seccomp compiles the sandbox's seccomp filter, once per variant, to
 // a raw BPF program (struct sock_filter entries) that the child installs just
 // before execve. The filter allows everything except the calls listed here,
-// which fail with EPERM; a system call of another architecture (or x32)
-// kills the process.
+// which fail with EPERM; clone3 fails with ENOSYS, and a change of the
+// parent-death signal away from SIGKILL does nothing; a system call of
+// another architecture (or x32) kills the process.
 package seccomp
 
 import (
@@ -30,9 +31,11 @@ var AlwaysDenied = []string{
 }
 
 // The parent-death signal is what kills the command, and with it its PID
-// namespace, when the host dies (even by SIGKILL); prctl(PR_SET_PDEATHSIG)
-// may only keep it at SIGKILL, not clear it or change it to one the
-// command ignores.
+// namespace, when the host dies (even by SIGKILL). prctl(PR_SET_PDEATHSIG)
+// with any other signal (0 clears it) returns success and changes nothing:
+// refusing it would break every program that asks a child of its own to die
+// with it (Go's os/exec Pdeathsig, Python launchers), which is harmless
+// here, since everything the command starts dies with the call anyway.
 const keptPdeathsig = unix.SIGKILL
 
 // DeniedIoctls are terminal requests that inject input into, or control, a
@@ -148,8 +151,11 @@ func compile(denyNetwork bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: prctl condition: %w", err)
 	}
-	if err := deny("prctl", option, signal); err != nil {
-		return nil, err
+	if call, err := libseccomp.GetSyscallFromName("prctl"); err == nil {
+		ignore := libseccomp.ActErrno.SetReturnCode(0)
+		if err := f.AddRuleConditional(call, ignore, []libseccomp.ScmpCondition{option, signal}); err != nil {
+			return nil, fmt.Errorf("seccomp: rule for prctl: %w", err)
+		}
 	}
 	if denyNetwork {
 		c, err := libseccomp.MakeCondition(0, libseccomp.CompareNotEqual, unix.AF_UNIX)
