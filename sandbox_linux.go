@@ -184,14 +184,11 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 	}
 	c := &child{process: p, killAll: func() { killGroup(pid) }}
 	if attr.NewPIDNamespace {
-		// The namespace dies with its init, the command: once that is
-		// reaped nothing of the call is left, and its pid may be another
-		// process's group by now.
-		c.killAll = func() {
-			if !errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone) {
-				killGroup(pid)
-			}
-		}
+		// The namespace dies with its init, the command, so killing that is
+		// killing everything. Through the process handle (a pidfd), it
+		// never reaches another process once the command is reaped and its
+		// pid free again.
+		c.killAll = func() { p.Kill() }
 	}
 	if group != nil && !attr.NewPIDNamespace {
 		// The cgroup reaches what left the process group; without a PID
