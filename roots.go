@@ -18,7 +18,7 @@ import (
 //
 // A root reached through a symlink that lies inside a writable root is an
 // error too, unless where it leads is below another root reached without
-// one (then it adds nothing, and is dropped): a command could have made that
+// one (then it adds nothing): a command could have made that
 // symlink in an earlier call, to turn the root into any directory it names
 // (roots /work and /work/cache, with /work/cache made a link to the home
 // directory, or to /).
@@ -81,12 +81,9 @@ func canonicalRoots(roots []string) ([]string, error) {
 	out := make([]string, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for i, r := range all {
-		if suspect[i] != "" {
-			if !slices.ContainsFunc(clean, func(c string) bool { return pathWithin(r.real, c) }) {
-				return nil, fmt.Errorf("sandboxexec: writable root %q goes through %s, "+
-					"where a command may have made it: give the directory it points to instead", r.root, suspect[i])
-			}
-			continue
+		if suspect[i] != "" && !slices.ContainsFunc(clean, func(c string) bool { return pathWithin(r.real, c) }) {
+			return nil, fmt.Errorf("sandboxexec: writable root %q goes through %s, "+
+				"where a command may have made it: give the directory it points to instead", r.root, suspect[i])
 		}
 		if !seen[r.real] {
 			seen[r.real] = true

@@ -49,10 +49,11 @@ func TestCanonicalRootsSymlinkInsideRoot(t *testing.T) {
 		"the symlink alone, no root around it": {[]string{cache}, []string{outside}},
 		"a dangling symlink is a missing root": {[]string{a, filepath.Join(a, "dangling")}, []string{a}},
 		// Where a symlink in a root leads below a root reached without one,
-		// it adds nothing, and is dropped.
-		"a symlink to a place in the same root": {[]string{a, alias}, []string{a}},
-		"the same, twice and in another order":  {[]string{alias, a, alias}, []string{a}},
-		"everything writable":                   {[]string{"/", cache, toSlash}, []string{"/"}},
+		// it adds nothing and is kept, in its place (the first root is
+		// where TMPDIR goes).
+		"a symlink to a place in the same root": {[]string{a, alias}, []string{a, filepath.Join(a, "real")}},
+		"the same, twice and in another order":  {[]string{alias, a, alias}, []string{filepath.Join(a, "real"), a}},
+		"everything writable":                   {[]string{"/", cache, toSlash}, []string{"/", outside}},
 	} {
 		got, err := canonicalRoots(tc.roots)
 		require.NoError(t, err, name)

@@ -276,8 +276,8 @@ func (m *Manager) New(maxPids int) (*Group, error) {
 		// Removed or broken behind our back: start afresh.
 		g.Remove()
 	}
-	dir := filepath.Join(m.dir, strconv.FormatUint(m.next.Add(1), 10))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	dir, err := m.mkdirGroup()
+	if err != nil {
 		return nil, err
 	}
 	g = &Group{m: m, dir: dir, v2: m.v2, procs: -1}
@@ -286,6 +286,27 @@ func (m *Manager) New(maxPids int) (*Group, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// mkdirGroup makes a new group's directory in this host's. Should that be
+// gone (removed behind this host's back, by hand or by a sweep of another
+// version of this package), the host makes itself another, rather than
+// fail every later call.
+func (m *Manager) mkdirGroup() (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	dir := filepath.Join(m.dir, strconv.FormatUint(m.next.Add(1), 10))
+	err := os.Mkdir(dir, 0o755)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return dir, err
+	}
+	old, oldLock := m.dir, m.lock
+	if err := m.lockDir(filepath.Dir(old)); err != nil {
+		return "", err
+	}
+	unix.Close(oldLock)
+	dir = filepath.Join(m.dir, strconv.FormatUint(m.next.Add(1), 10))
+	return dir, os.Mkdir(dir, 0o755)
 }
 
 // prepare sets the limit (where it changed) and opens cgroup.procs.

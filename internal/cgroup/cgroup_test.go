@@ -215,3 +215,19 @@ func TestOpenConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// A host whose directory is removed behind its back makes itself another.
+func TestNewAfterHostDirectoryRemoved(t *testing.T) {
+	m := openOrSkip(t)
+	t.Cleanup(m.close)
+	old := m.dir
+	require.NoError(t, os.Remove(old))
+	g, err := m.New(4)
+	require.NoError(t, err)
+	defer g.Remove()
+	require.NotEqual(t, old, m.dir)
+	require.Equal(t, m.dir, filepath.Dir(g.dir))
+	max, err := os.ReadFile(filepath.Join(g.dir, "pids.max"))
+	require.NoError(t, err)
+	require.Equal(t, "4", strings.TrimSpace(string(max)))
+}
