@@ -120,14 +120,7 @@ func (m *Manager) lockDir(parent string) error {
 			return err
 		}
 		var fd int
-		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			err = &os.PathError{Op: "open", Path: dir, Err: err}
-			continue
-		}
-		if err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			unix.Close(fd)
-			err = &os.PathError{Op: "flock", Path: dir, Err: err}
+		if fd, err = tryLock(dir); err != nil {
 			continue
 		}
 		var locked, named unix.Stat_t
@@ -139,6 +132,20 @@ func (m *Manager) lockDir(parent string) error {
 		err = fmt.Errorf("%s was removed as it was made", dir)
 	}
 	return err
+}
+
+// tryLock opens dir and takes its exclusive lock without waiting; it
+// returns the locked descriptor.
+func tryLock(dir string) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		unix.Close(fd)
+		return -1, &os.PathError{Op: "flock", Path: dir, Err: err}
+	}
+	return fd, nil
 }
 
 func (m *Manager) close() {
@@ -161,19 +168,17 @@ func sweep(parent, own string, v2 bool) {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		fd, err := tryLock(dir)
 		if err != nil {
-			continue
+			continue // its host lives (or it is gone already)
 		}
-		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
-			groups, _ := os.ReadDir(dir)
-			for _, g := range groups {
-				if g.IsDir() {
-					(&Group{dir: filepath.Join(dir, g.Name()), v2: v2, procs: -1}).Remove()
-				}
+		groups, _ := os.ReadDir(dir)
+		for _, g := range groups {
+			if g.IsDir() {
+				(&Group{dir: filepath.Join(dir, g.Name()), v2: v2, procs: -1}).Remove()
 			}
-			os.Remove(dir)
 		}
+		os.Remove(dir)
 		unix.Close(fd)
 	}
 }

@@ -100,21 +100,24 @@ func compile(denyNetwork bool) ([]byte, error) {
 	// only the list, which is as correct.
 	_ = f.SetOptimize(2)
 	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
-	deny := func(name string, conds ...libseccomp.ScmpCondition) error {
+	rule := func(name string, act libseccomp.ScmpAction, conds ...libseccomp.ScmpCondition) error {
 		call, err := libseccomp.GetSyscallFromName(name)
 		if err != nil {
 			// A call this architecture lacks cannot be made; nothing to deny.
 			return nil
 		}
 		if len(conds) == 0 {
-			err = f.AddRule(call, eperm)
+			err = f.AddRule(call, act)
 		} else {
-			err = f.AddRuleConditional(call, eperm, conds)
+			err = f.AddRuleConditional(call, act, conds)
 		}
 		if err != nil {
 			return fmt.Errorf("seccomp: rule for %s: %w", name, err)
 		}
 		return nil
+	}
+	deny := func(name string, conds ...libseccomp.ScmpCondition) error {
+		return rule(name, eperm, conds...)
 	}
 	for _, name := range AlwaysDenied {
 		if err := deny(name); err != nil {
@@ -136,10 +139,8 @@ func compile(denyNetwork bool) ([]byte, error) {
 	// CAP_DAC_OVERRIDE; Landlock does not check cgroup migration) start a
 	// process outside the call's pids cgroup. ENOSYS makes glibc fall back
 	// to clone, whose flags are in a register and carry no cgroup.
-	if call, err := libseccomp.GetSyscallFromName("clone3"); err == nil {
-		if err := f.AddRule(call, libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
-			return nil, fmt.Errorf("seccomp: rule for clone3: %w", err)
-		}
+	if err := rule("clone3", libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
+		return nil, err
 	}
 	// prctl's option is an int: compare its low 32 bits; the signal is an
 	// unsigned long, checked whole by the kernel.
@@ -151,11 +152,8 @@ func compile(denyNetwork bool) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: prctl condition: %w", err)
 	}
-	if call, err := libseccomp.GetSyscallFromName("prctl"); err == nil {
-		ignore := libseccomp.ActErrno.SetReturnCode(0)
-		if err := f.AddRuleConditional(call, ignore, []libseccomp.ScmpCondition{option, signal}); err != nil {
-			return nil, fmt.Errorf("seccomp: rule for prctl: %w", err)
-		}
+	if err := rule("prctl", libseccomp.ActErrno.SetReturnCode(0), option, signal); err != nil {
+		return nil, err
 	}
 	if denyNetwork {
 		c, err := libseccomp.MakeCondition(0, libseccomp.CompareNotEqual, unix.AF_UNIX)
