@@ -254,8 +254,8 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		closeAfterStart = append(closeAfterStart, stdin)
 	}
 	if stdinCopy != nil {
-		// Closed early on the way (abort) when the call started; this is
-		// for a call that fails before.
+		// abort closes it once the command has been waited for; this
+		// closes it also when the call fails before that.
 		closeAtEnd = append(closeAtEnd, stdinCopy.w)
 	}
 	var readers [2]*os.File
