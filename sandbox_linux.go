@@ -284,7 +284,7 @@ func spawnError(req *spawnRequest, err error) error {
 		return fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "exec", Path: req.path, Err: stage.Err})
 	case "chdir":
 		return fmt.Errorf("sandboxexec: workdir: %w", &os.PathError{Op: "chdir", Path: req.dir, Err: stage.Err})
-	case "cgroup", "setrlimit", "pdeathsig", "no_new_privs", "landlock_restrict_self", "capabilities", "seccomp":
+	case "close_range", "cgroup", "setrlimit", "pdeathsig", "no_new_privs", "landlock_restrict_self", "capabilities", "seccomp":
 		return fmt.Errorf("%w: %s failed in the child: %v", ErrSandboxUnavailable, stage.Stage, stage.Err)
 	}
 	return fmt.Errorf("sandboxexec: start %s: %w", req.path, err)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbox/sandboxexec/internal/landlock"
 	"github.com/agentbox/sandboxexec/internal/linuxspawn"
@@ -1283,7 +1284,7 @@ func TestLinuxNestedRootSymlinkedOut(t *testing.T) {
 // that runner's error.
 func TestLinuxSpawnErrorKinds(t *testing.T) {
 	req := &spawnRequest{path: "/bin/prog", dir: "/work"}
-	for _, stage := range []string{"cgroup", "setrlimit", "pdeathsig", "no_new_privs",
+	for _, stage := range []string{"close_range", "cgroup", "setrlimit", "pdeathsig", "no_new_privs",
 		"landlock_restrict_self", "capabilities", "seccomp"} {
 		err := spawnError(req, &linuxspawn.StageError{Stage: stage, Err: syscall.EPERM})
 		assert.ErrorIs(t, err, ErrSandboxUnavailable, stage)
@@ -1300,4 +1301,32 @@ func TestLinuxSpawnErrorKinds(t *testing.T) {
 	err = spawnError(req, &linuxspawn.StageError{Stage: "chdir", Err: syscall.ENOENT})
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.ErrorContains(t, err, "/work")
+}
+
+// Landlock checks a file when it is opened: a descriptor the host left open
+// without close-on-exec (a C library's, or one the host itself inherited)
+// would let the command write outside its roots, or talk on a socket, with
+// nothing checked. The command gets stdin, stdout and stderr only. Not
+// parallel: the descriptor would leak into the other tests' children.
+func TestLinuxHostDescriptorsNotInherited(t *testing.T) {
+	requireSandbox(t)
+	outside := filepath.Join(lxRealDir(t), "outside")
+	require.NoError(t, os.WriteFile(outside, []byte("host\n"), 0o644))
+	fd, err := unix.Open(outside, unix.O_WRONLY|unix.O_APPEND, 0) // no O_CLOEXEC
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	sock, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0) // no SOCK_CLOEXEC
+	require.NoError(t, err)
+	defer unix.Close(sock)
+
+	out, err := lxRun(t, lxSh(`echo pwned >&"$1"; echo "write $?"; ls /proc/self/fd`, strconv.Itoa(fd)),
+		[]string{t.TempDir()}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.Contains(t, out.Stderr, "Bad file descriptor")
+	assert.NotContains(t, out.Stdout, "write 0")
+	// ls lists the directory through one descriptor of its own, 3.
+	assert.Equal(t, []string{"0", "1", "2", "3"}, strings.Fields(out.Stdout)[2:], "the command's descriptors")
+	data, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	assert.Equal(t, "host\n", string(data), "the file outside the roots")
 }

@@ -75,7 +75,7 @@ type Rlimit struct {
 // StageError is a failure inside the child before or at execve, or of the
 // clone that would have made it ("clone", "stack").
 type StageError struct {
-	Stage string // "setsid", "dup2", "chdir", "cgroup", "setrlimit", "pdeathsig", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
+	Stage string // "setsid", "dup2", "close_range", "chdir", "cgroup", "setrlimit", "pdeathsig", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
 	Err   syscall.Errno
 }
 
@@ -92,6 +92,7 @@ var stageNames = [...]string{
 	C.LS_STAGE_CGROUP:       "cgroup",
 	C.LS_STAGE_SETSID:       "setsid",
 	C.LS_STAGE_DUP2:         "dup2",
+	C.LS_STAGE_CLOSE_RANGE:  "close_range",
 	C.LS_STAGE_CHDIR:        "chdir",
 	C.LS_STAGE_SETRLIMIT:    "setrlimit",
 	C.LS_STAGE_PDEATHSIG:    "pdeathsig",
@@ -109,15 +110,17 @@ const maxFilterLen = 4096
 
 // Start clones the child, which becomes the leader of a new session (setsid,
 // so it has no controlling terminal and its process group can be killed
-// whole), applies a in this order: cgroup, setsid, stdio, Dir, Rlimits,
-// Pdeathsig, NoNewPrivs, LandlockRulesetFD, capabilities, signal handlers
-// reset to default and mask emptied; and execve's. It returns the child's pid
+// whole), applies a in this order: cgroup, setsid, stdio (every other
+// descriptor made close-on-exec), Dir, Rlimits, Pdeathsig, NoNewPrivs,
+// LandlockRulesetFD, capabilities, signal handlers reset to default and mask
+// emptied; and execve's. It returns the child's pid
 // once the execve succeeded. If any step in the child failed, the child has
 // exited and been reaped, and Start returns a *StageError. Start never leaves
 // a zombie on failure.
 //
-// The child inherits every descriptor of the host that is not close-on-exec;
-// Go opens all of its own close-on-exec.
+// The command gets Stdio and no other descriptor, not even one the host
+// left open without close-on-exec (os/exec would pass that on): the sandbox
+// checks files and sockets when they are opened, not when they are used.
 //
 // Pdeathsig belongs to the thread that cloned the child: the kernel sends it
 // when that thread exits. So a Start with Pdeathsig clones from one of a few
