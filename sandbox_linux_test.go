@@ -658,8 +658,24 @@ def dgram_sendmsg():
 def dgram_pair_sendmsg():
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
     a.sendmsg([b"d"], [], 0, sys.argv[3])
+def raw_sendmsg():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_RAW)
+    s.sendmsg([b"r"], [], 0, sys.argv[3])
+def raw_pair_sendmsg():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)
+    a.sendmsg([b"r"], [], 0, sys.argv[3])
+def tipc_pair():
+    socket.socketpair(30, socket.SOCK_RDM) # AF_TIPC
+def seqpacket_pair():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    assert os.write(a.fileno(), b"q") == 1
+    assert os.read(b.fileno(), 1) == b"q"
 attempt("dgram", dgram_sendmsg)
 attempt("dgrampair", dgram_pair_sendmsg)
+attempt("raw", raw_sendmsg)
+attempt("rawpair", raw_pair_sendmsg)
+attempt("tipcpair", tipc_pair)
+attempt("seqpacketpair", seqpacket_pair)
 `, sockPath, root, dgramPath)
 	assert.Equal(t, "EPERM", res["connect"], out.Stdout)
 	assert.Equal(t, "EPERM", res["abstract"], out.Stdout)
@@ -668,6 +684,10 @@ attempt("dgrampair", dgram_pair_sendmsg)
 	assert.Equal(t, "OK", res["sendmsg"], out.Stdout)
 	assert.Equal(t, "EPERM", res["dgram"], out.Stdout)
 	assert.Equal(t, "EPERM", res["dgrampair"], out.Stdout)
+	assert.Equal(t, "EPERM", res["raw"], out.Stdout)
+	assert.Equal(t, "EPERM", res["rawpair"], out.Stdout)
+	assert.Equal(t, "EPERM", res["tipcpair"], out.Stdout)
+	assert.Equal(t, "OK", res["seqpacketpair"], out.Stdout)
 	dgram.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 	if n, _, err := dgram.ReadFrom(make([]byte, 8)); err == nil {
 		t.Fatalf("the datagram socket outside the roots received %d bytes", n)

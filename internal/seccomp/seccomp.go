@@ -42,8 +42,9 @@ const keptPdeathsig = unix.SIGKILL
 // terminal the command may have inherited.
 var DeniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX}
 
-// NetworkDenied are refused when the policy has no network. socket is
-// refused for every family but AF_UNIX, and for datagram UNIX sockets, so
+// NetworkDenied are refused when the policy has no network. socket and
+// socketpair are refused for every family but AF_UNIX, and for datagram
+// UNIX sockets (SOCK_DGRAM, and SOCK_RAW, which AF_UNIX makes one), so
 // stream socketpair-based tools work while no socket can reach a server (a
 // pathname UNIX socket included, since connect is refused).
 var NetworkDenied = []string{
@@ -166,20 +167,32 @@ func compile(denyNetwork bool) ([]byte, error) {
 		// A datagram UNIX socket needs no connect to reach a pathname
 		// socket: sendmsg with a destination does it, and sendmsg cannot be
 		// filtered by address. So no datagram UNIX sockets, from socket or
-		// socketpair; the type's low four bits are the type, the rest flags.
+		// socketpair; the type's low four bits are the type, the rest
+		// flags, and AF_UNIX turns SOCK_RAW into SOCK_DGRAM. socketpair is
+		// for AF_UNIX only: another family that has it (TIPC) would be a
+		// socket this filter never saw made.
 		isUnix, err := libseccomp.MakeCondition(0, libseccomp.CompareEqual, unix.AF_UNIX)
 		if err != nil {
 			return nil, fmt.Errorf("seccomp: socket condition: %w", err)
 		}
-		dgram, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xf, unix.SOCK_DGRAM)
+		notUnix, err := libseccomp.MakeCondition(0, libseccomp.CompareNotEqual, unix.AF_UNIX)
 		if err != nil {
 			return nil, fmt.Errorf("seccomp: socket condition: %w", err)
 		}
-		if err := deny("socket", isUnix, dgram); err != nil {
+		if err := deny("socketpair", notUnix); err != nil {
 			return nil, err
 		}
-		if err := deny("socketpair", dgram); err != nil {
-			return nil, err
+		for _, datagram := range []uint64{unix.SOCK_DGRAM, unix.SOCK_RAW} {
+			kind, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xf, datagram)
+			if err != nil {
+				return nil, fmt.Errorf("seccomp: socket condition: %w", err)
+			}
+			if err := deny("socket", isUnix, kind); err != nil {
+				return nil, err
+			}
+			if err := deny("socketpair", kind); err != nil {
+				return nil, err
+			}
 		}
 		for _, name := range NetworkDenied {
 			if err := deny(name); err != nil {
