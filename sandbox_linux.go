@@ -114,8 +114,9 @@ var rulesets = landlock.NewCache(8)
 const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE |
 	1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
 
-// pidNamespaceRefused is set once the kernel refuses CLONE_NEWPID (no
-// CAP_SYS_ADMIN); calls then fall back to killing the process group.
+// pidNamespaceRefused is set once the kernel refuses CLONE_NEWPID and
+// CLONE_NEWIPC (no CAP_SYS_ADMIN); calls then fall back to killing the
+// process group, and share the host's System V IPC.
 var pidNamespaceRefused atomic.Bool
 
 func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
@@ -138,6 +139,8 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		Env:               r.environ(req.env),
 		Dir:               req.dir,
 		NewPIDNamespace:   !pidNamespaceRefused.Load(),
+		NewIPCNamespace:   !pidNamespaceRefused.Load(),
+		NormalScheduling:  true,
 		Pdeathsig:         syscall.SIGKILL,
 		CgroupProcsFD:     -1,
 		Rlimits:           r.rlimits(),
@@ -165,7 +168,7 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 	if attr.NewPIDNamespace && errors.As(err, &stage) && stage.Stage == "clone" &&
 		(stage.Err == syscall.EPERM || stage.Err == syscall.EINVAL) {
 		pidNamespaceRefused.Store(true)
-		attr.NewPIDNamespace = false
+		attr.NewPIDNamespace, attr.NewIPCNamespace = false, false
 		pid, err = linuxspawn.Start(attr)
 	}
 	if group != nil {
@@ -284,10 +287,21 @@ func spawnError(req *spawnRequest, err error) error {
 		return fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "exec", Path: req.path, Err: stage.Err})
 	case "chdir":
 		return fmt.Errorf("sandboxexec: workdir: %w", &os.PathError{Op: "chdir", Path: req.dir, Err: stage.Err})
-	case "close_range", "cgroup", "setrlimit", "pdeathsig", "no_new_privs", "landlock_restrict_self", "capabilities", "seccomp":
+	case "close_range", "cgroup", "setrlimit", "pdeathsig", "scheduling", "no_new_privs", "landlock_restrict_self", "capabilities", "seccomp":
 		return fmt.Errorf("%w: %s failed in the child: %v", ErrSandboxUnavailable, stage.Stage, stage.Err)
 	}
 	return fmt.Errorf("sandboxexec: start %s: %w", req.path, err)
+}
+
+// hasSysAdmin says whether this process may make namespaces: root in a
+// container usually has no CAP_SYS_ADMIN.
+func hasSysAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) != 0
 }
 
 func probeSandbox() SandboxSupport {
@@ -305,7 +319,7 @@ func probeSandbox() SandboxSupport {
 	} else {
 		s.Seccomp = true
 	}
-	s.PIDNamespace = os.Geteuid() == 0 && !pidNamespaceRefused.Load()
+	s.PIDNamespace = hasSysAdmin() && !pidNamespaceRefused.Load()
 	s.Available = len(missing) == 0
 	s.Detail = strings.Join(missing, "; ")
 	return s

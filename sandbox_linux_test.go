@@ -1304,7 +1304,7 @@ func TestLinuxNestedRootSymlinkedOut(t *testing.T) {
 // that runner's error.
 func TestLinuxSpawnErrorKinds(t *testing.T) {
 	req := &spawnRequest{path: "/bin/prog", dir: "/work"}
-	for _, stage := range []string{"close_range", "cgroup", "setrlimit", "pdeathsig", "no_new_privs",
+	for _, stage := range []string{"close_range", "cgroup", "setrlimit", "pdeathsig", "scheduling", "no_new_privs",
 		"landlock_restrict_self", "capabilities", "seccomp"} {
 		err := spawnError(req, &linuxspawn.StageError{Stage: stage, Err: syscall.EPERM})
 		assert.ErrorIs(t, err, ErrSandboxUnavailable, stage)
@@ -1349,4 +1349,101 @@ func TestLinuxHostDescriptorsNotInherited(t *testing.T) {
 	data, err := os.ReadFile(outside)
 	require.NoError(t, err)
 	assert.Equal(t, "host\n", string(data), "the file outside the roots")
+}
+
+// With namespaces, System V IPC is the call's own: the host's segments are
+// out of sight, and what the command makes dies with the call.
+func TestLinuxIPCNamespace(t *testing.T) {
+	s := requireSandbox(t)
+	if !s.PIDNamespace {
+		t.Skip("without CAP_SYS_ADMIN the call shares the host's System V IPC (see SECURITY.md)")
+	}
+	hostKey, callKey := 0x5b000000|os.Getpid()&0xffff, 0x5c000000|os.Getpid()&0xffff
+	id, err := unix.SysvShmGet(hostKey, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	require.NoError(t, err)
+	t.Cleanup(func() { unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+
+	res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+host, mine = int(sys.argv[1]), int(sys.argv[2])
+attempt("host", lambda: check(libc.shmget(host, 0, 0)))
+attempt("mine", lambda: check(libc.shmget(mine, 4096, 0o1600)))
+attempt("queue", lambda: check(libc.msgget(mine, 0o1600)))
+`, strconv.Itoa(hostKey), strconv.Itoa(callKey))
+	assert.Equal(t, "ENOENT", res["host"], "the host's segment: %s", out.Stdout)
+	assert.Equal(t, "OK", res["mine"], out.Stdout)
+	assert.Equal(t, "OK", res["queue"], out.Stdout)
+	_, err = unix.SysvShmGet(hostKey, 0, 0)
+	assert.NoError(t, err, "the host's segment is still there")
+	if leftover, err := unix.SysvShmGet(callKey, 0, 0); err == nil {
+		unix.SysvShmCtl(leftover, unix.IPC_RMID, nil)
+		t.Error("the command's segment outlived the call, in the host's namespace")
+	}
+}
+
+const lxSchedChildEnv = "SANDBOXEXEC_TEST_RT_CHILD"
+
+// A host that runs under a real-time policy does not hand it on: a busy
+// command of the same priority would starve the host's threads, the one that
+// enforces the timeout included.
+func TestLinuxRealtimeNotInherited(t *testing.T) {
+	requireSandbox(t)
+	if os.Getenv(lxSchedChildEnv) == "" {
+		for _, tool := range []string{"chrt", "ionice"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("%s (util-linux) is not installed", tool)
+			}
+		}
+		if err := exec.Command("chrt", "-f", "10", "true").Run(); err != nil {
+			t.Skipf("this host may not use SCHED_FIFO: %v", err)
+		}
+		child := exec.Command("chrt", "-f", "10", "ionice", "-c", "1", "-n", "0",
+			os.Args[0], "-test.run=^TestLinuxRealtimeNotInherited$", "-test.count=1", "-test.v")
+		child.Env = append(os.Environ(), lxSchedChildEnv+"=1")
+		out, err := child.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "--- PASS: TestLinuxRealtimeNotInherited", "%s", out)
+		return
+	}
+	out, err := lxRun(t, lxSh(`chrt -p $$; ionice -p $$`), []string{t.TempDir()}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Contains(t, out.Stdout, "SCHED_OTHER")
+	assert.NotContains(t, out.Stdout, "realtime")
+	// In this process (the host) both are still real-time.
+	host, err := exec.Command("sh", "-c", `chrt -p $$; ionice -p $$`).Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(host), "SCHED_FIFO")
+	assert.Contains(t, string(host), "realtime")
+}
+
+const lxNoSysAdminEnv = "SANDBOXEXEC_TEST_NO_SYS_ADMIN"
+
+// Root without CAP_SYS_ADMIN (a container's root, usually) gets no
+// namespaces: the probe says so before the first call, and calls run without
+// them.
+func TestLinuxRootWithoutSysAdmin(t *testing.T) {
+	requireSandbox(t)
+	if os.Getenv(lxNoSysAdminEnv) == "" {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root")
+		}
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("setpriv (util-linux) is not installed")
+		}
+		child := exec.Command("setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin",
+			os.Args[0], "-test.run=^TestLinuxRootWithoutSysAdmin$", "-test.count=1", "-test.v")
+		child.Env = append(os.Environ(), lxNoSysAdminEnv+"=1")
+		out, err := child.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "--- PASS: TestLinuxRootWithoutSysAdmin", "%s", out)
+		return
+	}
+	require.Equal(t, 0, os.Geteuid())
+	require.False(t, hasSysAdmin())
+	assert.False(t, ProbeSandbox().PIDNamespace, "before the first call")
+	hostNS, err := os.Readlink("/proc/self/ns/pid")
+	require.NoError(t, err)
+	out, err := lxRun(t, []string{"readlink", "/proc/self/ns/pid"}, []string{t.TempDir()}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Equal(t, hostNS+"\n", out.Stdout, "the host's PID namespace")
+	assert.False(t, ProbeSandbox().PIDNamespace, "after a call")
 }

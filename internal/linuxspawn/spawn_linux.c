@@ -31,6 +31,12 @@
 
 // For C libraries older than the kernel feature (Linux 5.11; Landlock,
 // without which nothing runs here, came in 5.13).
+// From linux/ioprio.h, which older C libraries' kernel headers lack.
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_RT 1
+#define IOPRIO_CLASS_BE 2
+#define IOPRIO_WHO_PROCESS 1
+
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -62,6 +68,28 @@ __attribute__((noreturn)) static void fail(struct ls_req *r, int stage, int err)
 	r->err = err;
 	r->stage = stage;
 	_exit(127);
+}
+
+// reset_scheduling moves the child out of a real-time scheduling policy or
+// I/O class it inherited from the host: a command that never blocks would
+// otherwise starve the host's threads of the same priority, the one that
+// enforces the timeout included. Leaving them needs no privilege.
+static void reset_scheduling(struct ls_req *r) {
+	long policy = syscall(SYS_sched_getscheduler, 0);
+	if (policy < 0)
+		fail(r, LS_STAGE_SCHEDULING, errno);
+	policy &= ~(long)SCHED_RESET_ON_FORK;
+	if (policy == SCHED_FIFO || policy == SCHED_RR) {
+		struct sched_param normal = {0};
+		if (syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &normal) < 0)
+			fail(r, LS_STAGE_SCHEDULING, errno);
+	}
+	long ioprio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+	if (ioprio < 0)
+		fail(r, LS_STAGE_SCHEDULING, errno);
+	if ((ioprio >> IOPRIO_CLASS_SHIFT) == IOPRIO_CLASS_RT &&
+	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_BE << IOPRIO_CLASS_SHIFT | 4) < 0)
+		fail(r, LS_STAGE_SCHEDULING, errno);
 }
 
 // drop_bounding_set removes every capability but keep from the calling
@@ -176,6 +204,9 @@ static int child_main(void *arg) {
 		if (!r->new_pidns && getppid() != r->parent_pid)
 			fail(r, LS_STAGE_PDEATHSIG, ESRCH);
 	}
+
+	if (r->normal_scheduling)
+		reset_scheduling(r);
 
 	if (r->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(r, LS_STAGE_NO_NEW_PRIVS, errno);
@@ -298,6 +329,8 @@ int ls_start(struct ls_req *r) {
 	flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
 	if (r->new_pidns)
 		flags |= CLONE_NEWPID;
+	if (r->new_ipcns)
+		flags |= CLONE_NEWIPC;
 
 	// Block every signal in this thread across the clone, so that the
 	// child starts with all blocked and no handler of the host runs in it.

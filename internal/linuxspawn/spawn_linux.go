@@ -34,6 +34,14 @@ type Attr struct {
 	// new pid namespace, so when it exits or is killed the kernel kills
 	// every process left in it. It needs CAP_SYS_ADMIN.
 	NewPIDNamespace bool
+	// NewIPCNamespace clones with CLONE_NEWIPC: System V IPC objects and
+	// POSIX message queues of the host are out of the command's reach, and
+	// the ones it makes die with the namespace. It needs CAP_SYS_ADMIN.
+	NewIPCNamespace bool
+	// NormalScheduling moves the child out of a real-time scheduling
+	// policy (SCHED_FIFO, SCHED_RR) and a real-time I/O class inherited
+	// from the host, to SCHED_OTHER and best-effort I/O.
+	NormalScheduling bool
 	// Pdeathsig, if not 0, is the signal the child gets when the thread
 	// that started it exits (PR_SET_PDEATHSIG).
 	Pdeathsig syscall.Signal
@@ -75,7 +83,7 @@ type Rlimit struct {
 // StageError is a failure inside the child before or at execve, or of the
 // clone that would have made it ("clone", "stack").
 type StageError struct {
-	Stage string // "setsid", "dup2", "close_range", "chdir", "cgroup", "setrlimit", "pdeathsig", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
+	Stage string // "setsid", "dup2", "close_range", "chdir", "cgroup", "setrlimit", "pdeathsig", "scheduling", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
 	Err   syscall.Errno
 }
 
@@ -96,6 +104,7 @@ var stageNames = [...]string{
 	C.LS_STAGE_CHDIR:        "chdir",
 	C.LS_STAGE_SETRLIMIT:    "setrlimit",
 	C.LS_STAGE_PDEATHSIG:    "pdeathsig",
+	C.LS_STAGE_SCHEDULING:   "scheduling",
 	C.LS_STAGE_NO_NEW_PRIVS: "no_new_privs",
 	C.LS_STAGE_LANDLOCK:     "landlock_restrict_self",
 	C.LS_STAGE_CAPABILITIES: "capabilities",
@@ -111,12 +120,12 @@ const maxFilterLen = 4096
 // Start clones the child, which becomes the leader of a new session (setsid,
 // so it has no controlling terminal and its process group can be killed
 // whole), applies a in this order: cgroup, setsid, stdio (every other
-// descriptor made close-on-exec), Dir, Rlimits, Pdeathsig, NoNewPrivs,
-// LandlockRulesetFD, capabilities, signal handlers reset to default and mask
-// emptied; and execve's. It returns the child's pid
-// once the execve succeeded. If any step in the child failed, the child has
-// exited and been reaped, and Start returns a *StageError. Start never leaves
-// a zombie on failure.
+// descriptor made close-on-exec), Dir, Rlimits, Pdeathsig, NormalScheduling,
+// NoNewPrivs, LandlockRulesetFD, capabilities, signal handlers reset to
+// default and mask emptied; and execve's. It returns the child's pid once the
+// execve succeeded. If any step in the child failed, the child has exited and
+// been reaped, and Start returns a *StageError. Start never leaves a zombie
+// on failure.
 //
 // The command gets Stdio and no other descriptor, not even one the host
 // left open without close-on-exec (os/exec would pass that on): the sandbox
@@ -246,6 +255,8 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	r.keep_caps = C.uint64_t(a.KeepCapabilities)
 	r.bounding_inherited = boolInt(thread.dropBounding && thread.keep == a.KeepCapabilities)
 	r.new_pidns = boolInt(a.NewPIDNamespace)
+	r.new_ipcns = boolInt(a.NewIPCNamespace)
+	r.normal_scheduling = boolInt(a.NormalScheduling)
 
 	var failed C.int
 	if p != nil {

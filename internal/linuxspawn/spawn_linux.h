@@ -17,6 +17,7 @@ enum {
 	LS_STAGE_CHDIR,
 	LS_STAGE_SETRLIMIT,
 	LS_STAGE_PDEATHSIG,
+	LS_STAGE_SCHEDULING,
 	LS_STAGE_NO_NEW_PRIVS,
 	LS_STAGE_LANDLOCK,
 	LS_STAGE_CAPABILITIES,
@@ -46,6 +47,8 @@ struct ls_req {
 	uint64_t keep_caps; // with drop_caps: the capabilities kept
 	int bounding_inherited; // with drop_caps: the bounding set is already keep_caps
 	int new_pidns;
+	int new_ipcns;
+	int normal_scheduling;
 	const struct ls_rlimit *rlimits;
 	int nrlimits;
 	const void *filter;      // struct sock_filter[filter_len]
