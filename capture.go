@@ -138,23 +138,26 @@ func drain(r *os.File, c *capture, live io.Writer) {
 }
 
 // sweep reads what r holds right now with non-blocking reads, past any
-// deadline, and hands it to feed.
+// deadline, and hands it to feed. Only what it holds when the sweep starts:
+// a writer that escaped the kill may refill the pipe as fast as it is read.
 func sweep(r *os.File, buf []byte, feed func([]byte)) {
 	rc, err := r.SyscallConn()
 	if err != nil {
 		return
 	}
-	rc.Control(func(fd uintptr) { readAvailable(fd, buf, feed) })
+	rc.Control(func(fd uintptr) { readAvailable(fd, buf, pipeHolds(fd, len(buf)), feed) })
 }
 
-// readAvailable reads the non-blocking descriptor fd until it has nothing
-// more to give (or fails), handing each read to feed.
-func readAvailable(fd uintptr, buf []byte, feed func([]byte)) {
-	for {
-		n, err := rawRead(fd, buf)
+// readAvailable reads up to limit bytes of the non-blocking descriptor fd,
+// stopping early when it has nothing more to give (or fails), and hands each
+// read to feed.
+func readAvailable(fd uintptr, buf []byte, limit int, feed func([]byte)) {
+	for limit > 0 {
+		n, err := rawRead(fd, buf[:min(len(buf), limit)])
 		if n <= 0 || err != nil {
 			return
 		}
 		feed(buf[:n])
+		limit -= n
 	}
 }

@@ -109,7 +109,7 @@ func (t *tailPipe) splice(src *os.File, c *capture, buf []byte) (ended bool) {
 		}
 	})
 	t.discard(c)
-	readAvailable(uintptr(t.r), buf, func(b []byte) { c.Write(b) })
+	readAvailable(uintptr(t.r), buf, t.held, func(b []byte) { c.Write(b) })
 	t.held = 0
 	return ended
 }
@@ -161,4 +161,14 @@ func (t *tailPipe) close() {
 		unix.Close(t.r)
 		unix.Close(t.w)
 	}
+}
+
+// pipeHolds is how many bytes the pipe fd holds (FIONREAD), or otherwise
+// when it cannot tell.
+func pipeHolds(fd uintptr, otherwise int) int {
+	n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD
+	if err != nil {
+		return otherwise
+	}
+	return n
 }

@@ -178,3 +178,28 @@ func TestCapturePipeEnds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "x", string(b[:n]))
 }
+
+// slowWriter takes a millisecond per write and never fails.
+type slowWriter struct{}
+
+func (slowWriter) Write(p []byte) (int, error) { time.Sleep(time.Millisecond); return len(p), nil }
+
+// Once the drain grace is over, the last look at the pipe takes what it
+// holds then, not what a process that escaped the kill keeps adding: with a
+// live writer slower than the flood, reading until the pipe is empty never
+// ended.
+func TestCaptureSweepBoundedUnderEscapedFlood(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid(1) not installed")
+	}
+	p := engSh(`setsid sh -c 'echo "$$" >&2; exec timeout 20 cat /dev/zero' & sleep 0.3; echo done >&2`)
+	out, elapsed, err := engRun(t, p, WithLiveOutput(slowWriter{}, nil))
+	for _, pid := range engPids(t, out.Stderr) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	require.NoError(t, err)
+	assert.Less(t, elapsed, 5*time.Second, "hang check: the command exited at 0.3 s")
+	assert.Contains(t, out.Stderr, "done")
+	assert.True(t, out.StdoutTruncated)
+}
