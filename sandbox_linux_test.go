@@ -652,28 +652,23 @@ attempt("abstract", abstract)
 attempt("bind", bind)
 attempt("socketpair", pair)
 attempt("sendmsg", pair_msg)
-def dgram_sendmsg():
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+# AF_UNIX makes a SOCK_RAW socket a datagram socket.
+def datagram(kind):
+    s = socket.socket(socket.AF_UNIX, kind)
     s.sendmsg([b"d"], [], 0, sys.argv[3])
-def dgram_pair_sendmsg():
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+def datagram_pair(kind):
+    a, b = socket.socketpair(socket.AF_UNIX, kind)
     a.sendmsg([b"d"], [], 0, sys.argv[3])
-def raw_sendmsg():
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_RAW)
-    s.sendmsg([b"r"], [], 0, sys.argv[3])
-def raw_pair_sendmsg():
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_RAW)
-    a.sendmsg([b"r"], [], 0, sys.argv[3])
 def tipc_pair():
     socket.socketpair(30, socket.SOCK_RDM) # AF_TIPC
 def seqpacket_pair():
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     assert os.write(a.fileno(), b"q") == 1
     assert os.read(b.fileno(), 1) == b"q"
-attempt("dgram", dgram_sendmsg)
-attempt("dgrampair", dgram_pair_sendmsg)
-attempt("raw", raw_sendmsg)
-attempt("rawpair", raw_pair_sendmsg)
+attempt("dgram", lambda: datagram(socket.SOCK_DGRAM))
+attempt("dgrampair", lambda: datagram_pair(socket.SOCK_DGRAM))
+attempt("raw", lambda: datagram(socket.SOCK_RAW))
+attempt("rawpair", lambda: datagram_pair(socket.SOCK_RAW))
 attempt("tipcpair", tipc_pair)
 attempt("seqpacketpair", seqpacket_pair)
 `, sockPath, root, dgramPath)
@@ -1380,6 +1375,20 @@ attempt("queue", lambda: check(libc.msgget(mine, 0o1600)))
 	}
 }
 
+// lxRerunUnder runs this test again in a new test binary process that
+// wrapper (a command and its arguments) starts, with env set to 1, and
+// requires that it passes there.
+func lxRerunUnder(t *testing.T, env string, wrapper ...string) {
+	t.Helper()
+	args := append(append([]string(nil), wrapper[1:]...),
+		os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	child := exec.Command(wrapper[0], args...)
+	child.Env = append(os.Environ(), env+"=1")
+	out, err := child.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+}
+
 const lxSchedChildEnv = "SANDBOXEXEC_TEST_RT_CHILD"
 
 // A host that runs under a real-time policy does not hand it on: a busy
@@ -1396,12 +1405,7 @@ func TestLinuxRealtimeNotInherited(t *testing.T) {
 		if err := exec.Command("chrt", "-f", "10", "true").Run(); err != nil {
 			t.Skipf("this host may not use SCHED_FIFO: %v", err)
 		}
-		child := exec.Command("chrt", "-f", "10", "ionice", "-c", "1", "-n", "0",
-			os.Args[0], "-test.run=^TestLinuxRealtimeNotInherited$", "-test.count=1", "-test.v")
-		child.Env = append(os.Environ(), lxSchedChildEnv+"=1")
-		out, err := child.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		require.Contains(t, string(out), "--- PASS: TestLinuxRealtimeNotInherited", "%s", out)
+		lxRerunUnder(t, lxSchedChildEnv, "chrt", "-f", "10", "ionice", "-c", "1", "-n", "0")
 		return
 	}
 	out, err := lxRun(t, lxSh(`chrt -p $$; ionice -p $$`), []string{t.TempDir()}, SandboxPolicy{})
@@ -1429,12 +1433,7 @@ func TestLinuxRootWithoutSysAdmin(t *testing.T) {
 		if _, err := exec.LookPath("setpriv"); err != nil {
 			t.Skip("setpriv (util-linux) is not installed")
 		}
-		child := exec.Command("setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin",
-			os.Args[0], "-test.run=^TestLinuxRootWithoutSysAdmin$", "-test.count=1", "-test.v")
-		child.Env = append(os.Environ(), lxNoSysAdminEnv+"=1")
-		out, err := child.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		require.Contains(t, string(out), "--- PASS: TestLinuxRootWithoutSysAdmin", "%s", out)
+		lxRerunUnder(t, lxNoSysAdminEnv, "setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin")
 		return
 	}
 	require.Equal(t, 0, os.Geteuid())
