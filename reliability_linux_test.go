@@ -246,6 +246,7 @@ const (
 func relHostMain(arg string) {
 	if os.Getenv(relHostNoPIDNS) == "1" {
 		pidNamespaceRefused.Store(true)
+		ipcNamespaceRefused.Store(true)
 	}
 	// The command first tries to clear its parent-death signal, as a
 	// command that wants to outlive its host would, then becomes the shell.

@@ -114,10 +114,44 @@ var rulesets = landlock.NewCache(8)
 const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE |
 	1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
 
-// pidNamespaceRefused is set once the kernel refuses CLONE_NEWPID and
-// CLONE_NEWIPC (no CAP_SYS_ADMIN); calls then fall back to killing the
-// process group, and share the host's System V IPC.
-var pidNamespaceRefused atomic.Bool
+// pidNamespaceRefused and ipcNamespaceRefused are set once the kernel
+// refuses CLONE_NEWPID or CLONE_NEWIPC (no CAP_SYS_ADMIN, a kernel built
+// without one, systemd's RestrictNamespaces=). Calls then go without: they
+// fall back to killing the process group, or share the host's System V IPC.
+var pidNamespaceRefused, ipcNamespaceRefused atomic.Bool
+
+// startInNamespaces starts attr with the namespaces it asks for or, when the
+// kernel refuses them, with as many as it allows, the PID namespace first.
+// A refusal is remembered, unless it was for a full namespace quota.
+func startInNamespaces(attr *linuxspawn.Attr) (int, error) {
+	wanted := [2]bool{attr.NewPIDNamespace, attr.NewIPCNamespace}
+	tried := map[[2]bool]bool{wanted: true}
+	pid, err := linuxspawn.Start(attr)
+	lasting := true
+	for _, next := range [][2]bool{{wanted[0], false}, {false, wanted[1]}, {false, false}} {
+		var stage *linuxspawn.StageError
+		if !errors.As(err, &stage) || stage.Stage != "clone" ||
+			(stage.Err != syscall.EPERM && stage.Err != syscall.EINVAL && stage.Err != syscall.ENOSPC) {
+			break
+		}
+		lasting = lasting && stage.Err != syscall.ENOSPC
+		if tried[next] {
+			continue
+		}
+		tried[next] = true
+		attr.NewPIDNamespace, attr.NewIPCNamespace = next[0], next[1]
+		pid, err = linuxspawn.Start(attr)
+	}
+	if err == nil && lasting {
+		if wanted[0] && !attr.NewPIDNamespace {
+			pidNamespaceRefused.Store(true)
+		}
+		if wanted[1] && !attr.NewIPCNamespace {
+			ipcNamespaceRefused.Store(true)
+		}
+	}
+	return pid, err
+}
 
 func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 	ruleset := -1
@@ -139,7 +173,7 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		Env:               r.environ(req.env),
 		Dir:               req.dir,
 		NewPIDNamespace:   !pidNamespaceRefused.Load(),
-		NewIPCNamespace:   !pidNamespaceRefused.Load(),
+		NewIPCNamespace:   !ipcNamespaceRefused.Load(),
 		NormalScheduling:  true,
 		Pdeathsig:         syscall.SIGKILL,
 		CgroupProcsFD:     -1,
@@ -163,14 +197,7 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		attr.Rlimits = append(attr.Rlimits, linuxspawn.Rlimit{Resource: unix.RLIMIT_NPROC, Cur: r.maxProcesses(), Max: r.maxProcesses()})
 	}
 
-	pid, err := linuxspawn.Start(attr)
-	var stage *linuxspawn.StageError
-	if attr.NewPIDNamespace && errors.As(err, &stage) && stage.Stage == "clone" &&
-		(stage.Err == syscall.EPERM || stage.Err == syscall.EINVAL) {
-		pidNamespaceRefused.Store(true)
-		attr.NewPIDNamespace, attr.NewIPCNamespace = false, false
-		pid, err = linuxspawn.Start(attr)
-	}
+	pid, err := startInNamespaces(attr)
 	if group != nil {
 		group.CloseProcs()
 	}
@@ -320,6 +347,7 @@ func probeSandbox() SandboxSupport {
 		s.Seccomp = true
 	}
 	s.PIDNamespace = hasSysAdmin() && !pidNamespaceRefused.Load()
+	s.IPCNamespace = hasSysAdmin() && !ipcNamespaceRefused.Load()
 	s.Available = len(missing) == 0
 	s.Detail = strings.Join(missing, "; ")
 	return s

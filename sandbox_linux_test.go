@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	libseccomp "github.com/seccomp/libseccomp-golang"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -243,12 +244,16 @@ func lxSetABI(t *testing.T, abi int) {
 	t.Cleanup(func() { forcedLandlockABI = old })
 }
 
-// lxWithoutPIDNamespace makes the runner start commands without a PID
-// namespace for the rest of the test, as on a host without CAP_SYS_ADMIN.
+// lxWithoutPIDNamespace makes the runner start commands without PID and IPC
+// namespaces for the rest of the test, as on a host without CAP_SYS_ADMIN.
 func lxWithoutPIDNamespace(t *testing.T) {
-	old := pidNamespaceRefused.Load()
+	oldPID, oldIPC := pidNamespaceRefused.Load(), ipcNamespaceRefused.Load()
 	pidNamespaceRefused.Store(true)
-	t.Cleanup(func() { pidNamespaceRefused.Store(old) })
+	ipcNamespaceRefused.Store(true)
+	t.Cleanup(func() {
+		pidNamespaceRefused.Store(oldPID)
+		ipcNamespaceRefused.Store(oldIPC)
+	})
 }
 
 func lxRealDir(t *testing.T) string {
@@ -1334,20 +1339,22 @@ func TestLinuxHostDescriptorsNotInherited(t *testing.T) {
 	require.NoError(t, err)
 	defer unix.Close(sock)
 
-	out, err := lxRun(t, lxSh(`echo pwned >&"$1"; echo "write $?"; ls /proc/self/fd`, strconv.Itoa(fd)),
-		[]string{t.TempDir()}, SandboxPolicy{})
-	require.NoError(t, err)
-	assert.Contains(t, out.Stderr, "Bad file descriptor")
-	assert.NotContains(t, out.Stdout, "write 0")
-	// ls lists the directory through one descriptor of its own, 3.
-	assert.Equal(t, []string{"0", "1", "2", "3"}, strings.Fields(out.Stdout)[2:], "the command's descriptors")
+	res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+attempt("write", lambda: os.write(int(sys.argv[1]), b"pwned\n"))
+attempt("send", lambda: os.write(int(sys.argv[2]), b"x"))
+print("fds=" + ",".join(sorted(os.listdir("/proc/self/fd"), key=int)))
+`, strconv.Itoa(fd), strconv.Itoa(sock))
+	assert.Equal(t, "EBADF", res["write"], out.Stdout)
+	assert.Equal(t, "EBADF", res["send"], out.Stdout)
+	// Listing the directory takes one descriptor of its own, 3.
+	assert.Equal(t, "0,1,2,3", res["fds"], "the command's descriptors")
 	data, err := os.ReadFile(outside)
 	require.NoError(t, err)
 	assert.Equal(t, "host\n", string(data), "the file outside the roots")
 }
 
 // With namespaces, System V IPC is the call's own: the host's segments are
-// out of sight, and what the command makes dies with the call.
+// out of sight, and what the command makes is not the host's.
 func TestLinuxIPCNamespace(t *testing.T) {
 	s := requireSandbox(t)
 	if !s.PIDNamespace {
@@ -1371,7 +1378,7 @@ attempt("queue", lambda: check(libc.msgget(mine, 0o1600)))
 	assert.NoError(t, err, "the host's segment is still there")
 	if leftover, err := unix.SysvShmGet(callKey, 0, 0); err == nil {
 		unix.SysvShmCtl(leftover, unix.IPC_RMID, nil)
-		t.Error("the command's segment outlived the call, in the host's namespace")
+		t.Error("the command's segment was made in the host's namespace")
 	}
 }
 
@@ -1445,4 +1452,52 @@ func TestLinuxRootWithoutSysAdmin(t *testing.T) {
 	lxRequireOK(t, out, err)
 	assert.Equal(t, hostNS+"\n", out.Stdout, "the host's PID namespace")
 	assert.False(t, ProbeSandbox().PIDNamespace, "after a call")
+}
+
+const lxNoIPCNamespaceEnv = "SANDBOXEXEC_TEST_NO_IPC_NS"
+
+// A host whose kernel refuses CLONE_NEWIPC (one built without it, or
+// systemd's RestrictNamespaces=) keeps the PID namespace: a call drops only
+// the namespace that is refused, and remembers that.
+func TestLinuxIPCNamespaceRefused(t *testing.T) {
+	s := requireSandbox(t)
+	if !s.PIDNamespace {
+		t.Skip("needs CAP_SYS_ADMIN")
+	}
+	if os.Getenv(lxNoIPCNamespaceEnv) == "" {
+		lxRerunUnder(t, lxNoIPCNamespaceEnv, "env")
+		return
+	}
+	// Every thread of this process, from here on (libseccomp-golang loads
+	// with TSYNC): clone with CLONE_NEWIPC fails with EINVAL.
+	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	require.NoError(t, err)
+	defer f.Release()
+	clone, err := libseccomp.GetSyscallFromName("clone")
+	require.NoError(t, err)
+	newIPC, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, unix.CLONE_NEWIPC, unix.CLONE_NEWIPC)
+	require.NoError(t, err)
+	require.NoError(t, f.AddRuleConditional(clone, libseccomp.ActErrno.SetReturnCode(int16(unix.EINVAL)),
+		[]libseccomp.ScmpCondition{newIPC}))
+	require.NoError(t, f.Load())
+
+	namespaces := func(t *testing.T) (pid, ipc string) {
+		pid, err := os.Readlink("/proc/self/ns/pid")
+		require.NoError(t, err)
+		ipc, err = os.Readlink("/proc/self/ns/ipc")
+		require.NoError(t, err)
+		return pid, ipc
+	}
+	hostPID, hostIPC := namespaces(t)
+	for i := 0; i < 2; i++ {
+		out, err := lxRun(t, lxSh(`readlink /proc/self/ns/pid /proc/self/ns/ipc`), []string{t.TempDir()}, SandboxPolicy{})
+		lxRequireOK(t, out, err)
+		got := strings.Fields(out.Stdout)
+		require.Len(t, got, 2, out.Stdout)
+		assert.NotEqual(t, hostPID, got[0], "call %d: a PID namespace of its own", i)
+		assert.Equal(t, hostIPC, got[1], "call %d: the host's IPC namespace", i)
+	}
+	s = ProbeSandbox()
+	assert.True(t, s.PIDNamespace)
+	assert.False(t, s.IPCNamespace)
 }

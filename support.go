@@ -19,11 +19,15 @@ type SandboxSupport struct {
 	LandlockABI int
 	// Seccomp says the seccomp filter can be built and loaded (Linux).
 	Seccomp bool
-	// PIDNamespace says each sandboxed call runs in a PID namespace and an
-	// IPC namespace of its own, so that nothing it starts outlives it and
-	// it cannot reach the host's System V IPC objects or POSIX message
-	// queues (Linux, with CAP_SYS_ADMIN).
+	// PIDNamespace says each sandboxed call runs in a PID namespace of its
+	// own, so nothing it starts outlives it (Linux, with CAP_SYS_ADMIN).
 	PIDNamespace bool
+	// IPCNamespace says each sandboxed call runs in an IPC namespace of its
+	// own: the host's System V IPC objects, and the POSIX message queues
+	// that mq_open finds by name, are out of its reach (Linux, with
+	// CAP_SYS_ADMIN). A mounted mqueue filesystem (/dev/mqueue) still lets
+	// it open the host's queues for reading, and so take their messages.
+	IPCNamespace bool
 	// Detail says what is missing, when anything is.
 	Detail string
 }

@@ -29,14 +29,14 @@
 
 #include "spawn_linux.h"
 
-// For C libraries older than the kernel feature (Linux 5.11; Landlock,
-// without which nothing runs here, came in 5.13).
 // From linux/ioprio.h, which older C libraries' kernel headers lack.
 #define IOPRIO_CLASS_SHIFT 13
 #define IOPRIO_CLASS_RT 1
 #define IOPRIO_CLASS_BE 2
 #define IOPRIO_WHO_PROCESS 1
 
+// For C libraries older than the kernel feature (Linux 5.11; Landlock,
+// without which nothing runs here, came in 5.13).
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -85,6 +85,8 @@ static void reset_scheduling(struct ls_req *r) {
 			fail(r, LS_STAGE_SCHEDULING, errno);
 	}
 	long ioprio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+	if (ioprio < 0 && errno == ENOSYS)
+		return; // a kernel without block I/O has no I/O class to leave
 	if (ioprio < 0)
 		fail(r, LS_STAGE_SCHEDULING, errno);
 	if ((ioprio >> IOPRIO_CLASS_SHIFT) == IOPRIO_CLASS_RT &&
