@@ -1330,6 +1330,28 @@ func TestLinuxSpawnErrorKinds(t *testing.T) {
 // parallel: the descriptor would leak into the other tests' children.
 func TestLinuxHostDescriptorsNotInherited(t *testing.T) {
 	requireSandbox(t)
+	lxRequireNoHostDescriptors(t)
+}
+
+const lxNoCloseRangeEnv = "SANDBOXEXEC_TEST_NO_CLOSE_RANGE"
+
+// Where close_range is refused (the seccomp profile of an older container
+// runtime), the child walks /proc/self/fd instead.
+func TestLinuxHostDescriptorsNotInheritedWithoutCloseRange(t *testing.T) {
+	requireSandbox(t)
+	if os.Getenv(lxNoCloseRangeEnv) == "" {
+		lxRerunUnder(t, lxNoCloseRangeEnv, "env")
+		return
+	}
+	lxRefuse(t, "close_range", unix.EPERM, 0)
+	require.ErrorIs(t, unix.CloseRange(1000, 1000, 0), unix.EPERM, "close_range is refused")
+	lxRequireNoHostDescriptors(t)
+}
+
+// lxRequireNoHostDescriptors opens a file outside the roots and a socket,
+// neither close-on-exec, and requires that a sandboxed command can use
+// neither and has only its stdio open.
+func lxRequireNoHostDescriptors(t *testing.T) {
 	outside := filepath.Join(lxRealDir(t), "outside")
 	require.NoError(t, os.WriteFile(outside, []byte("host\n"), 0o644))
 	fd, err := unix.Open(outside, unix.O_WRONLY|unix.O_APPEND, 0) // no O_CLOEXEC
@@ -1454,6 +1476,28 @@ func TestLinuxRootWithoutSysAdmin(t *testing.T) {
 	assert.False(t, ProbeSandbox().PIDNamespace, "after a call")
 }
 
+// lxRefuse makes the system call name fail with errno in every thread of
+// this process from now on (libseccomp-golang loads with TSYNC), and in
+// every child: always, or when its first argument has all of mask's bits.
+// Only for a test that runs in a process of its own (lxRerunUnder).
+func lxRefuse(t *testing.T, name string, errno syscall.Errno, mask uint64) {
+	t.Helper()
+	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	require.NoError(t, err)
+	defer f.Release()
+	call, err := libseccomp.GetSyscallFromName(name)
+	require.NoError(t, err)
+	act := libseccomp.ActErrno.SetReturnCode(int16(errno))
+	if mask == 0 {
+		require.NoError(t, f.AddRule(call, act))
+	} else {
+		c, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, mask, mask)
+		require.NoError(t, err)
+		require.NoError(t, f.AddRuleConditional(call, act, []libseccomp.ScmpCondition{c}))
+	}
+	require.NoError(t, f.Load())
+}
+
 const lxNoIPCNamespaceEnv = "SANDBOXEXEC_TEST_NO_IPC_NS"
 
 // A host whose kernel refuses CLONE_NEWIPC (one built without it, or
@@ -1468,18 +1512,7 @@ func TestLinuxIPCNamespaceRefused(t *testing.T) {
 		lxRerunUnder(t, lxNoIPCNamespaceEnv, "env")
 		return
 	}
-	// Every thread of this process, from here on (libseccomp-golang loads
-	// with TSYNC): clone with CLONE_NEWIPC fails with EINVAL.
-	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
-	require.NoError(t, err)
-	defer f.Release()
-	clone, err := libseccomp.GetSyscallFromName("clone")
-	require.NoError(t, err)
-	newIPC, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, unix.CLONE_NEWIPC, unix.CLONE_NEWIPC)
-	require.NoError(t, err)
-	require.NoError(t, f.AddRuleConditional(clone, libseccomp.ActErrno.SetReturnCode(int16(unix.EINVAL)),
-		[]libseccomp.ScmpCondition{newIPC}))
-	require.NoError(t, f.Load())
+	lxRefuse(t, "clone", unix.EINVAL, unix.CLONE_NEWIPC)
 
 	namespaces := func(t *testing.T) (pid, ipc string) {
 		pid, err := os.Readlink("/proc/self/ns/pid")

@@ -70,6 +70,52 @@ __attribute__((noreturn)) static void fail(struct ls_req *r, int stage, int err)
 	_exit(127);
 }
 
+// cloexec_above_stdio marks every descriptor above 2 close-on-exec, and
+// returns 0 or an errno. Where close_range cannot do it (a seccomp policy of
+// an older container runtime refuses the call), it walks /proc/self/fd, in
+// system calls only, as everything in the child.
+static int cloexec_above_stdio(void) {
+	struct dirent64_k {
+		uint64_t ino;
+		int64_t off;
+		unsigned short reclen;
+		unsigned char type;
+		char name[];
+	};
+	char buf[2048];
+	long n, off;
+	int dir, fd;
+
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return errno;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+		for (off = 0; off < n;) {
+			struct dirent64_k *d = (struct dirent64_k *)(buf + off);
+			const char *p = d->name;
+			off += d->reclen;
+			if (*p < '0' || *p > '9')
+				continue; // . and ..
+			for (fd = 0; *p >= '0' && *p <= '9'; p++)
+				fd = fd * 10 + (*p - '0');
+			if (fd > 2 && fd != dir && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF) {
+				int err = errno;
+				close(dir);
+				return err;
+			}
+		}
+	}
+	if (n < 0) {
+		int err = errno;
+		close(dir);
+		return err;
+	}
+	close(dir);
+	return 0;
+}
+
 // reset_scheduling moves the child out of a real-time scheduling policy or
 // I/O class it inherited from the host: a command that never blocks would
 // otherwise starve the host's threads of the same priority, the one that
@@ -143,7 +189,7 @@ static void drop_capabilities(struct ls_req *r) {
 
 static int child_main(void *arg) {
 	struct ls_req *r = arg;
-	int i;
+	int i, err;
 
 	if (r->cgroup_fd >= 0) {
 		ssize_t n;
@@ -185,8 +231,8 @@ static int child_main(void *arg) {
 	// host left open without close-on-exec would give it a file or socket
 	// that no check of the sandbox ever sees. Close-on-exec rather than
 	// closed, because the ruleset is still needed.
-	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		fail(r, LS_STAGE_CLOSE_RANGE, errno);
+	if ((err = cloexec_above_stdio()) != 0)
+		fail(r, LS_STAGE_CLOSE_RANGE, err);
 
 	if (r->dir != NULL && chdir(r->dir) < 0)
 		fail(r, LS_STAGE_CHDIR, errno);
