@@ -82,7 +82,7 @@ static int cloexec_above_stdio(void) {
 		unsigned char type;
 		char name[];
 	};
-	char buf[2048];
+	char buf[2048] __attribute__((aligned(8)));
 	long n, off;
 	int dir, fd;
 
