@@ -124,23 +124,26 @@ var pidNamespaceRefused, ipcNamespaceRefused atomic.Bool
 // kernel refuses them, with as many as it allows, the PID namespace first.
 // A refusal is remembered, unless it was for a full namespace quota.
 func startInNamespaces(attr *linuxspawn.Attr) (int, error) {
+	pid, err := linuxspawn.Start(attr)
+	refusal, refused := cloneRefusal(err)
+	if !refused {
+		return pid, err
+	}
 	wanted := [2]bool{attr.NewPIDNamespace, attr.NewIPCNamespace}
 	tried := map[[2]bool]bool{wanted: true}
-	pid, err := linuxspawn.Start(attr)
 	lasting := true
 	for _, next := range [][2]bool{{wanted[0], false}, {false, wanted[1]}, {false, false}} {
-		var stage *linuxspawn.StageError
-		if !errors.As(err, &stage) || stage.Stage != "clone" ||
-			(stage.Err != syscall.EPERM && stage.Err != syscall.EINVAL && stage.Err != syscall.ENOSPC) {
+		if !refused {
 			break
 		}
-		lasting = lasting && stage.Err != syscall.ENOSPC
+		lasting = lasting && refusal != syscall.ENOSPC
 		if tried[next] {
 			continue
 		}
 		tried[next] = true
 		attr.NewPIDNamespace, attr.NewIPCNamespace = next[0], next[1]
 		pid, err = linuxspawn.Start(attr)
+		refusal, refused = cloneRefusal(err)
 	}
 	if err == nil && lasting {
 		if wanted[0] && !attr.NewPIDNamespace {
@@ -151,6 +154,19 @@ func startInNamespaces(attr *linuxspawn.Attr) (int, error) {
 		}
 	}
 	return pid, err
+}
+
+// cloneRefusal says whether err is clone refusing a namespace, and how.
+func cloneRefusal(err error) (syscall.Errno, bool) {
+	var stage *linuxspawn.StageError
+	if !errors.As(err, &stage) || stage.Stage != "clone" {
+		return 0, false
+	}
+	switch stage.Err {
+	case syscall.EPERM, syscall.EINVAL, syscall.ENOSPC:
+		return stage.Err, true
+	}
+	return 0, false
 }
 
 func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
