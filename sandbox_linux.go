@@ -362,8 +362,9 @@ func probeSandbox() SandboxSupport {
 	} else {
 		s.Seccomp = true
 	}
-	s.PIDNamespace = hasSysAdmin() && !pidNamespaceRefused.Load()
-	s.IPCNamespace = hasSysAdmin() && !ipcNamespaceRefused.Load()
+	admin := hasSysAdmin()
+	s.PIDNamespace = admin && !pidNamespaceRefused.Load()
+	s.IPCNamespace = admin && !ipcNamespaceRefused.Load()
 	s.Available = len(missing) == 0
 	s.Detail = strings.Join(missing, "; ")
 	return s

@@ -84,15 +84,15 @@ static int cloexec_above_stdio(void) {
 	};
 	char buf[2048] __attribute__((aligned(8)));
 	long n, off;
-	int dir, fd;
+	int dir, fd, err = 0;
 
 	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
 		return 0;
 	dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return errno;
-	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
-		for (off = 0; off < n;) {
+	while (err == 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+		for (off = 0; off < n && err == 0;) {
 			struct dirent64_k *d = (struct dirent64_k *)(buf + off);
 			const char *p = d->name;
 			off += d->reclen;
@@ -100,20 +100,14 @@ static int cloexec_above_stdio(void) {
 				continue; // . and ..
 			for (fd = 0; *p >= '0' && *p <= '9'; p++)
 				fd = fd * 10 + (*p - '0');
-			if (fd > 2 && fd != dir && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF) {
-				int err = errno;
-				close(dir);
-				return err;
-			}
+			if (fd > 2 && fd != dir && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 && errno != EBADF)
+				err = errno;
 		}
 	}
-	if (n < 0) {
-		int err = errno;
-		close(dir);
-		return err;
-	}
+	if (err == 0 && n < 0)
+		err = errno;
 	close(dir);
-	return 0;
+	return err;
 }
 
 // reset_scheduling moves the child out of a real-time scheduling policy or
