@@ -82,70 +82,97 @@ func (c *capture) String() string {
 	return strings.ToValidUTF8(string(buf), "\uFFFD")
 }
 
-// readBufs holds the buffers streams are drained through, so that a call
+// readBufs holds the buffers streams are read through, so that a call
 // allocates none in the steady state.
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 64*1024); return &b }}
 
-// drain reads r to EOF (or until its read deadline passes) into c, copying
-// every byte to live as it arrives. A live writer that fails is dropped; the
-// capture goes on.
-func drain(r *os.File, c *capture, live io.Writer) {
+// stream is one of the command's output pipes, read into its capture and
+// copied to its live writer as the bytes arrive. A live writer that fails is
+// dropped; the capture goes on.
+type stream struct {
+	r        *os.File
+	capture  *capture
+	live     io.Writer
+	bufp     *[]byte
+	buf      []byte
+	backlog  tailPipe
+	enlarged bool
+}
+
+func newStream(r *os.File, live io.Writer) *stream {
 	bp := readBufs.Get().(*[]byte)
-	defer readBufs.Put(bp)
-	buf := *bp
-	var backlog tailPipe
-	defer backlog.close()
-	enlarged := false
-	feed := func(b []byte) {
-		if live != nil {
-			if _, werr := live.Write(b); werr != nil {
-				live = nil
-			}
+	return &stream{r: r, capture: newCapture(MaxStreamOutput), live: live, bufp: bp, buf: *bp}
+}
+
+// close gives back what the stream borrowed; r stays open.
+func (s *stream) close() {
+	s.backlog.close()
+	readBufs.Put(s.bufp)
+}
+
+// take hands bytes just read to the live writer and the capture.
+func (s *stream) take(b []byte) {
+	if s.live != nil {
+		if _, err := s.live.Write(b); err != nil {
+			s.live = nil
 		}
-		c.Write(b)
+	}
+	s.capture.Write(b)
+}
+
+// filled is called after a read that filled the buffer: it says the writer
+// is ahead and the pipe (fd) holds more, and a larger pipe makes the writer
+// block less often. While the reader keeps up, the kernel recycles the
+// pipe's pages and the copy is cheap; once the pipe backs up, its pages are
+// new anyway, and what the capture will not keep need not be copied at all.
+// It reports whether the stream ended.
+func (s *stream) filled(fd uintptr) (ended bool) {
+	if !s.enlarged {
+		s.enlarged = true
+		enlargePipe(fd)
+	}
+	return s.live == nil && s.capture.headFull() && s.backlog.splice(fd, s.capture, s.buf)
+}
+
+// drain reads the stream to EOF, or until its read deadline passes, with
+// Go's poller blocking between reads: the engine's way where it does not poll
+// the pipes itself (see await).
+func (s *stream) drain() {
+	rc, err := s.r.SyscallConn()
+	if err != nil {
+		return
 	}
 	for {
-		n, err := r.Read(buf)
+		n, err := s.r.Read(s.buf)
 		if n > 0 {
-			feed(buf[:n])
+			s.take(s.buf[:n])
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				// The drain grace is over, but this goroutine may not have
 				// run for a while, and a past deadline fails a read before
 				// it looks: take what the pipe holds now, without waiting.
-				sweep(r, buf, feed)
+				rc.Control(s.sweep)
 			}
 			// EOF, the deadline, or a closed pipe: the stream ends here and
 			// what was read is kept.
 			return
 		}
-		// A full read says the writer is ahead and the pipe holds more: a
-		// larger pipe makes it block less often. While the reader keeps up,
-		// the kernel recycles the pipe's pages and the copy is cheap; once
-		// the pipe backs up, its pages are new anyway, and what the capture
-		// will not keep need not be copied at all.
-		if n == len(buf) {
-			if !enlarged {
-				enlarged = true
-				enlargePipe(r)
-			}
-			if live == nil && c.headFull() && backlog.splice(r, c, buf) {
+		if n == len(s.buf) {
+			ended := false
+			rc.Control(func(fd uintptr) { ended = s.filled(fd) })
+			if ended {
 				return
 			}
 		}
 	}
 }
 
-// sweep reads what r holds right now with non-blocking reads, past any
-// deadline, and hands it to feed. Only what it holds when the sweep starts:
-// a writer that escaped the kill may refill the pipe as fast as it is read.
-func sweep(r *os.File, buf []byte, feed func([]byte)) {
-	rc, err := r.SyscallConn()
-	if err != nil {
-		return
-	}
-	rc.Control(func(fd uintptr) { readAvailable(fd, buf, pipeHolds(fd, len(buf)), feed) })
+// sweep reads what the pipe fd (non-blocking) holds right now, past any
+// deadline. Only what it holds when the sweep starts: a writer that escaped
+// the kill may refill the pipe as fast as it is read.
+func (s *stream) sweep(fd uintptr) {
+	readAvailable(fd, s.buf, pipeHolds(fd, len(s.buf)), s.take)
 }
 
 // readAvailable reads up to limit bytes of the non-blocking descriptor fd,

@@ -21,15 +21,22 @@ var devNull = sync.OnceValues(func() (int, error) {
 })
 
 // capturePipe returns the pipe one of the child's output streams is read
-// from. Only the read end is non-blocking and joins Go's poller, which its
-// deadline needs. The write end, which only the child uses, is made blocking
-// and stays out of the poller: os.Pipe would register it, and then switch it
-// back to blocking mode when it is handed to the child, five system calls per
-// stream on every call for nothing.
+// from. The read end is non-blocking. Where the engine polls the pipes
+// itself (see await), the read end stays out of Go's poller: joining it would
+// cost two epoll_ctl calls per stream, and make every write the child does
+// wake a reader. Otherwise Go's poller blocks the reads, which their deadline
+// needs. The write end, which only the child uses, is blocking and stays out
+// of the poller: os.Pipe would register it, and then switch it back to
+// blocking mode when it is handed to the child.
 func capturePipe() (r, w *os.File, err error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	// os.NewFile puts a descriptor in the poller when it is non-blocking.
+	polled := pidfdUsable()
+	if polled {
+		r = os.NewFile(uintptr(p[0]), "|0")
 	}
 	// The read end has no other status flag to keep.
 	if _, err := unix.FcntlInt(uintptr(p[0]), unix.F_SETFL, unix.O_NONBLOCK); err != nil {
@@ -37,7 +44,10 @@ func capturePipe() (r, w *os.File, err error) {
 		unix.Close(p[1])
 		return nil, nil, os.NewSyscallError("fcntl", err)
 	}
-	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+	if !polled {
+		r = os.NewFile(uintptr(p[0]), "|0")
+	}
+	return r, os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
 // enlargePipe asks for a 1 MiB pipe buffer, for a stream whose writer is
@@ -45,12 +55,40 @@ func capturePipe() (r, w *os.File, err error) {
 // never back up keep the default size, which costs a spawn nothing and none
 // of the user's pipe quota. Failure (a user over its quota) leaves the
 // default size, which only costs speed.
-func enlargePipe(f *os.File) {
-	if rc, err := f.SyscallConn(); err == nil {
-		rc.Control(func(fd uintptr) {
-			unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
-		})
+func enlargePipe(fd uintptr) {
+	unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
+}
+
+// pumpReads bounds the reads of one pump, so that a stream that never runs
+// dry still lets the engine look at the other stream, the command and the
+// deadline now and then.
+const pumpReads = 16
+
+// pump reads what the pipe fd (non-blocking) holds into the stream, and
+// reports whether the stream goes on: false once it has reached EOF, or its
+// read failed.
+func (s *stream) pump(fd uintptr) bool {
+	for range pumpReads {
+		n, err := rawRead(fd, s.buf)
+		switch {
+		case n == len(s.buf):
+			s.take(s.buf)
+			if s.filled(fd) {
+				return false
+			}
+		case n > 0:
+			// The pipe is empty now, most likely: poll says when it is not,
+			// where another read would say EAGAIN first.
+			s.take(s.buf[:n])
+			return true
+		case err == unix.EINTR:
+		case err == unix.EAGAIN:
+			return true
+		default: // EOF, or an error
+			return false
+		}
 	}
+	return true
 }
 
 // tailPipe moves a stream's backlog without copying what its capture will
@@ -69,49 +107,49 @@ type tailPipe struct {
 }
 
 // burstPipes bounds one splice call, in the tail pipe's capacities, so that a
-// writer that never lets the backlog empty still sees drain's read, and its
-// deadline, now and then.
+// writer that never lets the backlog empty still lets the engine look at the
+// other stream, the command and the deadline now and then.
 const burstPipes = 16
 
-// splice moves the backlog of src (non-blocking) into c, once c's head is
-// full, until src is empty or the tail pipe's slots are (a writer in packet
-// mode puts a few bytes in each). It reports whether the stream ended: its
-// writers are gone.
-func (t *tailPipe) splice(src *os.File, c *capture, buf []byte) (ended bool) {
+// splice moves the backlog of the pipe src (non-blocking) into c, once c's
+// head is full, until src is empty or the tail pipe's slots are (a writer in
+// packet mode puts a few bytes in each). It reports whether the stream
+// ended: its writers are gone.
+func (t *tailPipe) splice(src uintptr, c *capture, buf []byte) (ended bool) {
 	if !t.open(c) {
 		return false
 	}
-	rc, err := src.SyscallConn()
-	if err != nil {
-		return false
-	}
-	half := t.capacity / 2
-	rc.Control(func(fd uintptr) {
-		for moved := 0; moved < burstPipes*t.capacity; {
-			// Splice in at most half the pipe at once, and discard down to
-			// the tail once it holds more than half: the pipe fills up only
-			// when its pages are mostly empty.
-			n, err := unix.Splice(int(fd), nil, t.w, nil, min(half, t.capacity-t.held), unix.SPLICE_F_NONBLOCK)
-			switch {
-			case n > 0:
-				moved += int(n)
-				t.held += int(n)
-				if t.held > half && !t.discard(c) {
-					return
-				}
-			case err == nil: // n == 0: the writers are gone
-				ended = true
-				return
-			case err == unix.EINTR:
-			default: // EAGAIN: src or the tail pipe's slots ran out
-				return
-			}
-		}
-	})
+	ended = t.move(src, c)
 	t.discard(c)
 	readAvailable(uintptr(t.r), buf, t.held, func(b []byte) { c.Write(b) })
 	t.held = 0
 	return ended
+}
+
+// move splices src into the tail pipe, a burst at most, discarding as it
+// goes; it reports whether src's writers are gone.
+func (t *tailPipe) move(src uintptr, c *capture) (ended bool) {
+	half := t.capacity / 2
+	for moved := 0; moved < burstPipes*t.capacity; {
+		// Splice in at most half the pipe at once, and discard down to the
+		// tail once it holds more than half: the pipe fills up only when its
+		// pages are mostly empty.
+		n, err := unix.Splice(int(src), nil, t.w, nil, min(half, t.capacity-t.held), unix.SPLICE_F_NONBLOCK)
+		switch {
+		case n > 0:
+			moved += int(n)
+			t.held += int(n)
+			if t.held > half && !t.discard(c) {
+				return false
+			}
+		case err == nil: // n == 0: the writers are gone
+			return true
+		case err == unix.EINTR:
+		default: // EAGAIN: src or the tail pipe's slots ran out
+			return false
+		}
+	}
+	return false
 }
 
 // open makes the tail pipe, once; it reports whether there is one.

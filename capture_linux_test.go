@@ -51,10 +51,10 @@ func TestCaptureSplicedFlood(t *testing.T) {
 // the splice stops there, and reading the rest gives an exact capture.
 func TestCaptureSplicePacketBacklog(t *testing.T) {
 	t.Parallel()
-	pr, pw, err := os.Pipe()
+	pr, pw, err := unpolledPipe()
 	require.NoError(t, err)
 	defer pr.Close()
-	enlargePipe(pr) // the whole stream fits: it is all there before the splice
+	enlargePipe(pr.Fd()) // the whole stream fits: it is all there before the splice
 	const normal, packets = 164 << 10, 200
 	full := engSeq(40_000)[:normal+packets]
 	_, err = pw.Write([]byte(full[:normal]))
@@ -69,28 +69,28 @@ func TestCaptureSplicePacketBacklog(t *testing.T) {
 	}
 	require.NoError(t, pw.Close())
 
-	// What drain does, with a tail pipe of 64 slots: 25 full pages and 39
-	// packets fill it while 161 packets wait.
-	c := newCapture(MaxStreamOutput)
-	buf := make([]byte, 64<<10)
-	n, err := pr.Read(buf)
+	// What a stream does, with a tail pipe of 64 slots: 25 full pages and
+	// 39 packets fill it while 161 packets wait.
+	s := newStream(pr, nil)
+	defer s.close()
+	c := s.capture
+	n, err := pr.Read(s.buf)
 	require.NoError(t, err)
-	require.Equal(t, len(buf), n)
-	c.Write(buf)
+	require.Equal(t, len(s.buf), n)
+	c.Write(s.buf)
 	require.True(t, c.headFull())
-	var tail tailPipe
+	tail := &s.backlog
 	require.True(t, tail.open(c))
-	defer tail.close()
 	tail.capacity, err = unix.FcntlInt(uintptr(tail.w), unix.F_SETPIPE_SZ, 256<<10)
 	require.NoError(t, err)
 	before := splicedAway.Load()
-	assert.False(t, tail.splice(pr, c, buf), "the stream has not ended")
+	assert.False(t, tail.splice(pr.Fd(), c, s.buf), "the stream has not ended")
 	assert.Greater(t, splicedAway.Load(), before, "what the tail will not keep was spliced away")
 	waiting, err := unix.IoctlGetInt(int(pr.Fd()), unix.TIOCINQ)
 	require.NoError(t, err)
 	assert.Equal(t, 161, waiting, "packets left in the stream")
 
-	drain(pr, c, nil)
+	drainWays["poll"].drain(s)
 	assert.Equal(t, int64(len(full)), c.total)
 	assert.Equal(t, wantCaptured(full), c.String())
 }
@@ -120,29 +120,40 @@ func TestCaptureSplicedFloodHeldOpen(t *testing.T) {
 // backs up keeps the size it had.
 func TestDrainEnlargesBackedUpPipe(t *testing.T) {
 	t.Parallel()
-	for _, written := range []int{100, 64 << 10} {
-		pr, pw, err := os.Pipe()
-		require.NoError(t, err)
-		initial, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0)
-		require.NoError(t, err)
-		_, err = pw.Write(make([]byte, written))
-		require.NoError(t, err)
-		require.NoError(t, pw.Close())
-		drain(pr, newCapture(MaxStreamOutput), nil)
-		size, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0)
-		require.NoError(t, err)
-		want := initial
-		if written == 64<<10 {
-			want = max(initial, 1<<20)
+	for way, d := range drainWays {
+		for _, written := range []int{100, 64 << 10} {
+			pr, pw, err := d.pipe()
+			require.NoError(t, err)
+			initial := pipeSize(t, pr)
+			_, err = pw.Write(make([]byte, written))
+			require.NoError(t, err)
+			require.NoError(t, pw.Close())
+			s := newStream(pr, nil)
+			d.drain(s)
+			s.close()
+			want := initial
+			if written == 64<<10 {
+				want = max(initial, 1<<20)
+			}
+			assert.Equal(t, want, pipeSize(t, pr), "%s: %d bytes written", way, written)
+			pr.Close()
 		}
-		assert.Equal(t, want, size, "%d bytes written", written)
-		pr.Close()
 	}
 }
 
-// A stream's read end is non-blocking and in the poller, so that its reads
-// take a deadline; the write end, the child's stdout or stderr, is blocking
-// and stays out of the poller.
+func pipeSize(t *testing.T, f *os.File) int {
+	rc, err := f.SyscallConn()
+	require.NoError(t, err)
+	var size int
+	require.NoError(t, rc.Control(func(fd uintptr) { size, err = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) }))
+	require.NoError(t, err)
+	return size
+}
+
+// A stream's read end is non-blocking. Where the engine polls the pipes
+// itself, the read end stays out of Go's poller; elsewhere it is in it, so
+// that its reads take a deadline. The write end, the child's stdout or
+// stderr, is blocking and stays out of the poller.
 func TestCapturePipeEnds(t *testing.T) {
 	r, w, err := capturePipe()
 	require.NoError(t, err)
@@ -164,12 +175,15 @@ func TestCapturePipeEnds(t *testing.T) {
 	assert.Zero(t, fcntl(w, unix.F_GETFL)&unix.O_NONBLOCK, "write end")
 	assert.NotZero(t, fcntl(r, unix.F_GETFD)&unix.FD_CLOEXEC, "read end")
 	assert.NotZero(t, fcntl(w, unix.F_GETFD)&unix.FD_CLOEXEC, "write end")
+	assert.ErrorIs(t, w.SetWriteDeadline(time.Now()), os.ErrNoDeadline, "the write end is not in the poller")
 
+	if pidfdUsable() {
+		assert.ErrorIs(t, r.SetReadDeadline(time.Now()), os.ErrNoDeadline, "the read end is not in the poller")
+		return
+	}
 	require.NoError(t, r.SetReadDeadline(time.Now().Add(10*time.Millisecond)))
 	_, err = r.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, os.ErrDeadlineExceeded)
-	assert.ErrorIs(t, w.SetWriteDeadline(time.Now()), os.ErrNoDeadline, "the write end is not in the poller")
-
 	_, err = w.Write([]byte("x"))
 	require.NoError(t, err)
 	require.NoError(t, r.SetReadDeadline(time.Time{}))
@@ -177,6 +191,26 @@ func TestCapturePipeEnds(t *testing.T) {
 	n, err := r.Read(b)
 	require.NoError(t, err)
 	assert.Equal(t, "x", string(b[:n]))
+}
+
+func init() {
+	drainWays["poll"] = drainWay{unpolledPipe, func(s *stream) { follow(-1, []*stream{s}, 0, nil) }}
+}
+
+// unpolledPipe is a pipe as capturePipe makes it where the engine polls the
+// pipes itself: its read end is non-blocking and out of Go's poller.
+func unpolledPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	r = os.NewFile(uintptr(p[0]), "|0") // blocking still: out of the poller
+	if err := unix.SetNonblock(p[0], true); err != nil {
+		r.Close()
+		unix.Close(p[1])
+		return nil, nil, err
+	}
+	return r, os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
 // slowWriter takes a millisecond per write and never fails.

@@ -9,13 +9,13 @@ import "os"
 func capturePipe() (r, w *os.File, err error) { return os.Pipe() }
 
 // enlargePipe keeps the system's pipe size: only Linux can change it.
-func enlargePipe(*os.File) {}
+func enlargePipe(uintptr) {}
 
 // tailPipe is Linux's: elsewhere the stream is read through.
 type tailPipe struct{}
 
-func (*tailPipe) splice(*os.File, *capture, []byte) (ended bool) { return false }
-func (*tailPipe) close()                                         {}
+func (*tailPipe) splice(uintptr, *capture, []byte) (ended bool) { return false }
+func (*tailPipe) close()                                        {}
 
 // pipeHolds answers otherwise: one buffer, as much as a pipe holds here
 // unless its writer asks for more.

@@ -193,42 +193,58 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	return 0, errors.New("live writer broke")
 }
 
+// drainWay is one of the ways the engine reads a stream on this OS: a pipe
+// of the kind it reads, and the reading, to EOF.
+type drainWay struct {
+	pipe  func() (r, w *os.File, err error)
+	drain func(*stream)
+}
+
+// drainWays are this OS's drainWays, by name.
+var drainWays = map[string]drainWay{"goroutine": {os.Pipe, (*stream).drain}}
+
 // TestDrainLiveWriterFails checks that a live writer that fails is dropped
 // while the capture goes on to EOF.
 func TestDrainLiveWriterFails(t *testing.T) {
 	t.Parallel()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
-	go func() {
-		for i := 0; i < 3; i++ {
-			fmt.Fprintf(w, "line %d\n", i)
-		}
-		w.Close()
-	}()
-	c := newCapture(MaxStreamOutput)
-	live := &failingWriter{}
-	drain(r, c, live)
-	assert.Equal(t, "line 0\nline 1\nline 2\n", c.String())
-	assert.Equal(t, 1, live.calls, "a failed live writer must not be called again")
+	for way, d := range drainWays {
+		r, w, err := d.pipe()
+		require.NoError(t, err)
+		go func() {
+			for i := 0; i < 3; i++ {
+				fmt.Fprintf(w, "line %d\n", i)
+			}
+			w.Close()
+		}()
+		live := &failingWriter{}
+		s := newStream(r, live)
+		d.drain(s)
+		assert.Equal(t, "line 0\nline 1\nline 2\n", s.capture.String(), way)
+		assert.Equal(t, 1, live.calls, "%s: a failed live writer must not be called again", way)
+		s.close()
+		r.Close()
+	}
 }
 
 func TestDrainLiveWriterSeesAll(t *testing.T) {
 	t.Parallel()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	defer r.Close()
 	data := capturePattern(3 * MaxStreamOutput)
-	go func() {
-		w.Write(data)
-		w.Close()
-	}()
-	c := newCapture(MaxStreamOutput)
-	var live strings.Builder
-	drain(r, c, &live)
-	assert.Equal(t, string(data), live.String())
 	want, _ := captureModel(data, MaxStreamOutput)
-	assert.Equal(t, want, c.String())
+	for way, d := range drainWays {
+		r, w, err := d.pipe()
+		require.NoError(t, err)
+		go func() {
+			w.Write(data)
+			w.Close()
+		}()
+		var live strings.Builder
+		s := newStream(r, &live)
+		d.drain(s)
+		assert.Equal(t, string(data), live.String(), way)
+		assert.Equal(t, want, s.capture.String(), way)
+		s.close()
+		r.Close()
+	}
 }
 
 // TestDrainAfterDeadline: when the drain grace ran out before the drain
@@ -244,9 +260,10 @@ func TestDrainAfterDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.SetReadDeadline(time.Now().Add(-time.Second)))
 
-	c := newCapture(MaxStreamOutput)
+	s := newStream(r, nil)
+	defer s.close()
 	start := time.Now()
-	drain(r, c, nil)
-	assert.Equal(t, "written before the exit\n", c.String())
+	s.drain()
+	assert.Equal(t, "written before the exit\n", s.capture.String())
 	assert.Less(t, time.Since(start), time.Second, "the drain does not wait for a writer that stays open")
 }

@@ -175,6 +175,10 @@ type spawnRequest struct {
 
 // child is a started command.
 type child struct {
+	pid int
+	// pidfd (Linux) refers to the command: the engine polls it to learn that
+	// the command has exited. Where it is nil, process is waited for.
+	pidfd   *os.File
 	process *os.Process
 	// killAll sends SIGKILL to every process of the call the runner can
 	// reach. It may be called at any time, more than once, also after the
@@ -250,7 +254,7 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	if err != nil {
 		return ExecToolCallOutput{}, err
 	}
-	if stdin != cfg.stdin {
+	if stdinCopy != nil {
 		closeAfterStart = append(closeAfterStart, stdin)
 	}
 	if stdinCopy != nil {
@@ -288,25 +292,23 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		defer ch.release()
 	}
 
-	captures := [2]*capture{newCapture(MaxStreamOutput), newCapture(MaxStreamOutput)}
-	lives := [2]io.Writer{cfg.liveStdout, cfg.liveStderr}
-	var drained sync.WaitGroup
-	drained.Add(2)
-	for i := range readers {
-		go func(i int) {
-			defer drained.Done()
-			drain(readers[i], captures[i], lives[i])
-		}(i)
+	if ch.pidfd != nil {
+		defer ch.pidfd.Close()
+	}
+	streams := [2]*stream{newStream(readers[0], cfg.liveStdout), newStream(readers[1], cfg.liveStderr)}
+	for _, s := range streams {
+		defer s.close()
 	}
 	if stdinCopy != nil {
 		stdinCopy.begin()
 	}
 
 	// Timeout and cancellation kill the group from a timer's goroutine;
-	// the reason is recorded before the kill so that Wait's return reads it.
-	// Once Wait has returned, a late timer does nothing, and one that is
-	// killing is waited for: the group kill must not reach the cgroup once
-	// it is released for another call, nor a pid that is free again.
+	// the reason is recorded before the kill so that the end of the command
+	// reads it. Once the command has ended, a late timer does nothing, and
+	// one that is killing is waited for: the group kill must not reach the
+	// cgroup once it is released for another call, nor a pid that is free
+	// again.
 	const (
 		reasonNone = iota
 		reasonTimeout
@@ -332,36 +334,35 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		timer = time.AfterFunc(d, killFor(reasonTimeout))
 	}
 	stopCancel := context.AfterFunc(ctx, killFor(reasonCancel))
-
-	state, waitErr := ch.process.Wait()
-	killMu.Lock()
-	if reason == reasonNone {
-		reason = reasonExited
+	ended := func() {
+		killMu.Lock()
+		if reason == reasonNone {
+			reason = reasonExited
+		}
+		killMu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+		stopCancel()
+		// Whatever is left of the group (background jobs, grandchildren
+		// holding the pipes) dies with the command.
+		ch.killAll()
+		if stdinCopy != nil {
+			stdinCopy.abort()
+		}
 	}
-	killMu.Unlock()
-	if timer != nil {
-		timer.Stop()
-	}
-	stopCancel()
+	exitCode, signal, waitErr := await(ch, streams, ended)
 
-	// Whatever is left of the group (background jobs, grandchildren holding
-	// the pipes) dies with the command.
-	ch.killAll()
-	if stdinCopy != nil {
-		stdinCopy.abort()
-	}
-	waitBounded(&drained, readers[:])
-
+	stdout, stderr := streams[0].capture, streams[1].capture
 	out := ExecToolCallOutput{
-		Stdout:          captures[0].String(),
-		Stderr:          captures[1].String(),
-		StdoutTruncated: captures[0].omitted() > 0,
-		StderrTruncated: captures[1].omitted() > 0,
-		StdoutBytes:     captures[0].total,
-		StderrBytes:     captures[1].total,
-	}
-	if waitErr == nil {
-		out.ExitCode, out.Signal = exitStatus(state)
+		Stdout:          stdout.String(),
+		Stderr:          stderr.String(),
+		StdoutTruncated: stdout.omitted() > 0,
+		StderrTruncated: stderr.omitted() > 0,
+		StdoutBytes:     stdout.total,
+		StderrBytes:     stderr.total,
+		ExitCode:        exitCode,
+		Signal:          signal,
 	}
 	out.Duration = time.Since(start)
 	switch reason {
@@ -402,15 +403,33 @@ func argSizes(req *spawnRequest) string {
 		len(req.argv), len(req.env), total, longest)
 }
 
-// waitBounded waits for the drains to reach EOF, and after drainGrace makes
-// their reads return so that a pipe held open by an escaped process cannot
-// hold the call.
-func waitBounded(drained *sync.WaitGroup, readers []*os.File) {
+// awaitDraining is the engine's wait where it does not poll the pipes
+// itself: a goroutine drains each stream while this one waits for the
+// command. Once the command has exited it calls ended, and then gives the
+// streams drainGrace to reach EOF: only a process that left the group
+// (setsid) and still holds a pipe makes the wait that long; the bytes read
+// until then are kept.
+func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
+	var drained sync.WaitGroup
+	for _, s := range streams {
+		drained.Add(1)
+		go func() {
+			defer drained.Done()
+			s.drain()
+		}()
+	}
+	state, err := ch.process.Wait()
+	ended()
 	deadline := time.Now().Add(drainGrace)
-	for _, r := range readers {
-		r.SetReadDeadline(deadline)
+	for _, s := range streams {
+		s.r.SetReadDeadline(deadline)
 	}
 	drained.Wait()
+	if err != nil {
+		return 0, "", err
+	}
+	exitCode, signal = exitStatus(state)
+	return exitCode, signal, nil
 }
 
 // stdinCopier feeds a reader that is not a file to the child through a pipe.
@@ -419,11 +438,17 @@ type stdinCopier struct {
 	w   *os.File
 }
 
+// nullStdin is the stdin of every command given none. One file serves them
+// all, and stays open: the null device has no position to share, and a
+// command cannot write to a file opened for reading.
+var nullStdin = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
+
 // openStdin returns the file the child reads as stdin and, when src must be
-// copied into a pipe, the copier that will do it.
+// copied into a pipe, the copier that will do it. The caller closes the
+// file only when there is a copier.
 func openStdin(src io.Reader) (*os.File, *stdinCopier, error) {
 	if src == nil {
-		f, err := os.Open(os.DevNull)
+		f, err := nullStdin()
 		if err != nil {
 			return nil, nil, fmt.Errorf("sandboxexec: stdin: %w", err)
 		}

@@ -18,17 +18,25 @@ var errNotDir error = syscall.ENOTDIR
 // startPlain starts req unconfined as the leader of a new session, so that it
 // has no controlling terminal and its process group can be killed whole.
 func startPlain(req *spawnRequest) (*child, error) {
-	p, err := os.StartProcess(req.path, req.argv, &os.ProcAttr{
+	var files [3]uintptr
+	for i, f := range req.stdio {
+		files[i] = f.Fd()
+	}
+	pid, err := syscall.ForkExec(req.path, req.argv, &syscall.ProcAttr{
 		Dir:   req.dir,
 		Env:   req.env,
-		Files: req.stdio[:],
+		Files: files[:],
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sandboxexec: %w", err)
+		return nil, fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "fork/exec", Path: req.path, Err: err})
 	}
-	pid := p.Pid
-	return &child{process: p, killAll: func() { killGroup(pid) }}, nil
+	c, err := newChild(pid)
+	if err != nil {
+		return nil, err
+	}
+	c.killAll = func() { killGroup(pid) }
+	return c, nil
 }
 
 // rawRead is one read(2) on a non-blocking descriptor.
@@ -40,11 +48,15 @@ func killGroup(pid int) {
 	syscall.Kill(-pid, syscall.SIGKILL)
 }
 
-// exitStatus turns a wait status into an exit code: the status itself, or
-// 128+N and the signal's name for a command killed by signal N.
+// exitStatus turns a wait status into an exit code (see waitStatus).
 func exitStatus(state *os.ProcessState) (int, string) {
-	ws, ok := state.Sys().(syscall.WaitStatus)
-	if ok && ws.Signaled() {
+	return waitStatus(state.Sys().(syscall.WaitStatus))
+}
+
+// waitStatus turns a wait status into an exit code: the status itself, or
+// 128+N and the signal's name for a command killed by signal N.
+func waitStatus(ws syscall.WaitStatus) (int, string) {
+	if ws.Signaled() {
 		sig := ws.Signal()
 		name := unix.SignalName(sig)
 		if name == "" {
@@ -52,7 +64,7 @@ func exitStatus(state *os.ProcessState) (int, string) {
 		}
 		return 128 + int(sig), name
 	}
-	return state.ExitCode(), ""
+	return ws.ExitStatus(), ""
 }
 
 // lookPath finds the program the child will execute. A name with a slash is

@@ -243,18 +243,29 @@ func containsSecretWord(name string) bool {
 			return containsSecretWordFolded(name)
 		}
 	}
-	for _, w := range secretWords {
-		for i := 0; i+len(w) <= len(name); i++ {
-			j := 0
-			for j < len(w) && name[i+j]&^0x20 == w[j] {
-				j++
-			}
-			if j == len(w) {
+	for i := 0; i < len(name); i++ {
+		upper := name[i] &^ 0x20 // only letters fold onto letters this way
+		for _, w := range secretWords {
+			if upper == w[0] && hasASCIIFoldPrefix(name[i:], w) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// hasASCIIFoldPrefix says whether the ASCII s starts with the upper-case
+// word w, ignoring case.
+func hasASCIIFoldPrefix(s, w string) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	for j := 1; j < len(w); j++ {
+		if s[j]&^0x20 != w[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // containsSecretWordFolded is containsSecretWord for any UTF-8.

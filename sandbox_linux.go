@@ -223,18 +223,18 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		}
 		return nil, spawnError(req, err)
 	}
-	p, err := os.FindProcess(pid)
+	c, err := newChild(pid)
 	if err != nil {
-		killGroup(pid)
-		return nil, fmt.Errorf("sandboxexec: %w", err)
+		if group != nil {
+			group.Remove()
+		}
+		return nil, err
 	}
-	c := &child{process: p, killAll: func() { killGroup(pid) }}
+	c.killAll = func() { killGroup(pid) }
 	if attr.NewPIDNamespace {
 		// The namespace dies with its init, the command, so killing that is
-		// killing everything. Through the process handle (a pidfd), it
-		// never reaches another process once the command is reaped and its
-		// pid free again.
-		c.killAll = func() { p.Kill() }
+		// killing everything.
+		c.killAll = c.killCommand
 	}
 	if group != nil && !attr.NewPIDNamespace {
 		// The cgroup reaches what left the process group; without a PID

@@ -1,0 +1,152 @@
+package sandboxexec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pidfdUsable says whether this kernel (5.3 or later, and a seccomp profile
+// that allows it) gives pidfds, which the engine needs to poll for the
+// command's exit.
+var pidfdUsable = sync.OnceValue(func() bool {
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return false
+	}
+	unix.Close(fd)
+	return true
+})
+
+// newChild wraps the command just started as pid, which this process has
+// not reaped: with a pidfd where the kernel gives one, with an os.Process
+// otherwise. On failure the command is killed and reaped.
+func newChild(pid int) (*child, error) {
+	if !pidfdUsable() {
+		p, err := os.FindProcess(pid)
+		if err != nil {
+			killGroup(pid)
+			return nil, fmt.Errorf("sandboxexec: %w", err)
+		}
+		return &child{pid: pid, process: p}, nil
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		killGroup(pid)
+		unix.Kill(pid, unix.SIGKILL)
+		reap(pid)
+		return nil, fmt.Errorf("sandboxexec: %w", os.NewSyscallError("pidfd_open", err))
+	}
+	return &child{pid: pid, pidfd: os.NewFile(uintptr(fd), "pidfd")}, nil
+}
+
+// killCommand sends SIGKILL to the command alone, through its pidfd (or its
+// os.Process), which never reaches another process once the command is
+// reaped and its pid free again.
+func (c *child) killCommand() {
+	if c.pidfd != nil {
+		unix.PidfdSendSignal(int(c.pidfd.Fd()), unix.SIGKILL, nil, 0)
+		return
+	}
+	c.process.Kill()
+}
+
+// await drains the streams into their captures and waits for the command.
+// Once the command has exited, and before it is reaped (so that its pid,
+// and its process group's, are not yet free), it calls ended; it then gives
+// the streams drainGrace to reach EOF. Only a process that left the group
+// (setsid) and still holds a pipe makes the wait that long; the bytes read
+// until then are kept.
+//
+// All of it runs on this goroutine, in one poll(2) over the command's pidfd
+// and both pipes: the command's end then wakes one thread, where a goroutine
+// per stream and a wait of their own woke three, and kept the scheduler's
+// other threads spinning for work while the command ran.
+func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
+	if ch.pidfd == nil {
+		return awaitDraining(ch, streams, ended)
+	}
+	var ws syscall.WaitStatus
+	var waitErr error
+	err = follow(int(ch.pidfd.Fd()), streams[:], drainGrace, func() {
+		ended()
+		ws, waitErr = reap(ch.pid)
+	})
+	if err = errors.Join(err, waitErr); err != nil {
+		return 0, "", err
+	}
+	exitCode, signal = waitStatus(ws)
+	return exitCode, signal, nil
+}
+
+// follow reads the streams as their pipes fill, until both reach EOF and
+// exit (a descriptor) is readable. When exit is, it calls exited, and gives
+// the streams grace more; then it takes what their pipes hold, and stops.
+func follow(exit int, streams []*stream, grace time.Duration, exited func()) error {
+	fds := make([]unix.PollFd, 1, 3)
+	fds[0] = unix.PollFd{Fd: int32(exit), Events: unix.POLLIN}
+	for _, s := range streams {
+		fds = append(fds, unix.PollFd{Fd: int32(s.r.Fd()), Events: unix.POLLIN})
+	}
+	var deadline time.Time // set once exit is readable
+	var pollErr error
+	for slices.ContainsFunc(fds, func(pf unix.PollFd) bool { return pf.Fd >= 0 }) {
+		var timeout *unix.Timespec
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				break
+			}
+			ts := unix.NsecToTimespec(int64(left))
+			timeout = &ts
+		}
+		_, err := unix.Ppoll(fds, timeout, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			// Nothing a caller can fix (ENOMEM): end the command, and keep
+			// what the pipes hold now.
+			pollErr = os.NewSyscallError("ppoll", err)
+		}
+		if fds[0].Fd >= 0 && (fds[0].Revents != 0 || pollErr != nil) {
+			fds[0].Fd = -1
+			exited()
+			deadline = time.Now().Add(grace)
+		}
+		if pollErr != nil {
+			break
+		}
+		for i, s := range streams {
+			if pf := &fds[i+1]; pf.Fd >= 0 && pf.Revents != 0 && !s.pump(uintptr(pf.Fd)) {
+				pf.Fd = -1
+			}
+		}
+	}
+	for i, s := range streams {
+		if fds[i+1].Fd >= 0 {
+			s.sweep(uintptr(fds[i+1].Fd))
+		}
+	}
+	return pollErr
+}
+
+// reap waits for the command, which has exited.
+func reap(pid int) (syscall.WaitStatus, error) {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			if err != nil {
+				return ws, os.NewSyscallError("wait4", err)
+			}
+			return ws, nil
+		}
+	}
+}

@@ -1,0 +1,69 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	libseccomp "github.com/seccomp/libseccomp-golang"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// noPidfdEnv makes this test binary a host whose kernel gives no pidfds: one
+// older than 5.3, or a container whose seccomp profile refuses pidfd_open.
+const noPidfdEnv = "SANDBOXEXEC_TEST_NO_PIDFD"
+
+func init() {
+	if os.Getenv(noPidfdEnv) == "" {
+		return
+	}
+	// Before any test: the engine decides once.
+	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
+	if err == nil {
+		var call libseccomp.ScmpSyscall
+		if call, err = libseccomp.GetSyscallFromName("pidfd_open"); err == nil {
+			if err = f.AddRule(call, libseccomp.ActErrno.SetReturnCode(int16(syscall.ENOSYS))); err == nil {
+				err = f.Load()
+			}
+		}
+		f.Release()
+	}
+	if err != nil {
+		panic("refusing pidfd_open: " + err.Error())
+	}
+}
+
+// engineTests are the tests of the engine: timeouts, cancellation, escaped
+// processes, floods, live output, descendants, sandboxed or not.
+const engineTests = "^(TestEngineWithoutPidfd|TestExec|TestHostile|TestCapture|TestDrain|TestReliability)"
+
+// Where the kernel gives no pidfd, the engine drains each stream on a
+// goroutine of its own and waits for the command with os.Process. The
+// engine's tests pass that way too: this re-runs them in a test binary that
+// is refused pidfd_open.
+func TestEngineWithoutPidfd(t *testing.T) {
+	if os.Getenv(noPidfdEnv) != "" {
+		require.False(t, pidfdUsable(), "pidfd_open is refused")
+		out, _, err := engRun(t, engSh("echo out; echo err >&2; exit 3"))
+		require.NoError(t, err)
+		assert.Equal(t, "out\n", out.Stdout)
+		assert.Equal(t, "err\n", out.Stderr)
+		assert.Equal(t, 3, out.ExitCode)
+		return
+	}
+	if testing.Short() {
+		t.Skip("re-runs the engine's tests; skipped with -short")
+	}
+	require.True(t, pidfdUsable(), "this kernel gives pidfds, and the engine polls them")
+	child := exec.Command(os.Args[0], "-test.run="+engineTests, "-test.count=1", "-test.v")
+	child.Env = append(os.Environ(), noPidfdEnv+"=1")
+	out, err := child.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: TestEngineWithoutPidfd", "%s", out)
+	t.Logf("%d tests passed without pidfds", strings.Count(string(out), "--- PASS: Test"))
+}
