@@ -256,9 +256,7 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	}
 	if stdinCopy != nil {
 		closeAfterStart = append(closeAfterStart, stdin)
-	}
-	if stdinCopy != nil {
-		// abort closes it once the command has been waited for; this
+		// abort closes the write end once the command has ended; this
 		// closes it also when the call fails before that.
 		closeAtEnd = append(closeAtEnd, stdinCopy.w)
 	}

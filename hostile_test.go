@@ -130,6 +130,16 @@ func TestHostileInputs(t *testing.T) {
 			},
 		},
 		{
+			name:   "both streams closed early, command runs on",
+			params: ExecParams{Command: sh(`echo out; echo err >&2; exec >&- 2>&-; sleep 0.3; exit 5`)},
+			check: func(t *testing.T, out ExecToolCallOutput) {
+				assert.Equal(t, 5, out.ExitCode)
+				assert.Equal(t, "out\n", out.Stdout)
+				assert.Equal(t, "err\n", out.Stderr)
+				assert.GreaterOrEqual(t, out.Duration, 300*time.Millisecond, "the call waits for the exit, not the EOFs")
+			},
+		},
+		{
 			name:   "both streams flooded at once",
 			params: ExecParams{Command: sh(`head -c 5000000 /dev/zero & head -c 5000000 /dev/zero >&2; wait`)},
 			check: func(t *testing.T, out ExecToolCallOutput) {
