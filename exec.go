@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -177,8 +178,10 @@ type spawnRequest struct {
 type child struct {
 	pid int
 	// pidfd (Linux) refers to the command: the engine polls it to learn that
-	// the command has exited. Where it is nil, process is waited for.
-	pidfd   *os.File
+	// the command has exited. Where it is nil, the engine waits for pid.
+	pidfd  *os.File
+	reaped atomic.Bool // without a pidfd: the pid may be another's now
+	// process is the command on Windows, which has no pid to wait for.
 	process *os.Process
 	// killAll sends SIGKILL to every process of the call the runner can
 	// reach. It may be called at any time, more than once, also after the
@@ -254,10 +257,12 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	if err != nil {
 		return ExecToolCallOutput{}, err
 	}
-	if stdinCopy != nil {
+	if stdin != cfg.stdin {
 		closeAfterStart = append(closeAfterStart, stdin)
-		// abort closes the write end once the command has ended; this
-		// closes it also when the call fails before that.
+	}
+	if stdinCopy != nil {
+		// abort closes it once the command has ended; this closes it also
+		// when the call fails before that.
 		closeAtEnd = append(closeAtEnd, stdinCopy.w)
 	}
 	var readers [2]*os.File
@@ -409,25 +414,36 @@ func argSizes(req *spawnRequest) string {
 // until then are kept.
 func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	var drained sync.WaitGroup
-	for _, s := range streams {
+	var panics [2]any
+	for i, s := range streams {
 		drained.Add(1)
 		go func() {
 			defer drained.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					// A live writer panicked. The panic goes on in the
+					// caller once the command is ended and reaped, as
+					// where the engine polls.
+					panics[i] = p
+					ch.killAll()
+				}
+			}()
 			s.drain()
 		}()
 	}
-	state, err := ch.process.Wait()
+	exitCode, signal, err = waitCommand(ch)
 	ended()
 	deadline := time.Now().Add(drainGrace)
 	for _, s := range streams {
 		s.r.SetReadDeadline(deadline)
 	}
 	drained.Wait()
-	if err != nil {
-		return 0, "", err
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
 	}
-	exitCode, signal = exitStatus(state)
-	return exitCode, signal, nil
+	return exitCode, signal, err
 }
 
 // stdinCopier feeds a reader that is not a file to the child through a pipe.
@@ -436,17 +452,13 @@ type stdinCopier struct {
 	w   *os.File
 }
 
-// nullStdin is the stdin of every command given none. One file serves them
-// all, and stays open: the null device has no position to share, and a
-// command cannot write to a file opened for reading.
-var nullStdin = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
-
 // openStdin returns the file the child reads as stdin and, when src must be
-// copied into a pipe, the copier that will do it. The caller closes the
-// file only when there is a copier.
+// copied into a pipe, the copier that will do it. Each call opens the null
+// device anew: a command may lock the file it gets (flock) or change its
+// status flags, and neither may outlast the call.
 func openStdin(src io.Reader) (*os.File, *stdinCopier, error) {
 	if src == nil {
-		f, err := nullStdin()
+		f, err := os.Open(os.DevNull)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sandboxexec: stdin: %w", err)
 		}

@@ -2,7 +2,6 @@ package sandboxexec
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"sync"
@@ -14,47 +13,38 @@ import (
 
 // pidfdUsable says whether this kernel (5.3 or later, and a seccomp profile
 // that allows it) gives pidfds, which the engine needs to poll for the
-// command's exit.
+// command's exit. Only a refusal says no: running out of descriptors now
+// says nothing of the kernel.
 var pidfdUsable = sync.OnceValue(func() bool {
 	fd, err := unix.PidfdOpen(os.Getpid(), 0)
 	if err != nil {
-		return false
+		return err != unix.ENOSYS && err != unix.EPERM && err != unix.EACCES
 	}
 	unix.Close(fd)
 	return true
 })
 
-// newChild wraps the command just started as pid, which this process has
-// not reaped: with a pidfd where the kernel gives one, with an os.Process
-// otherwise. On failure the command is killed and reaped.
-func newChild(pid int) (*child, error) {
-	if !pidfdUsable() {
-		p, err := os.FindProcess(pid)
-		if err != nil {
-			killGroup(pid)
-			return nil, fmt.Errorf("sandboxexec: %w", err)
-		}
-		return &child{pid: pid, process: p}, nil
+// askPidfd asks a fork for the child's pidfd, made by the clone itself, where
+// the engine polls pidfds. It returns where the pidfd will be, -1 if none.
+func askPidfd(sys *syscall.SysProcAttr) *int {
+	fd := -1
+	if pidfdUsable() {
+		sys.PidFD = &fd
 	}
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		killGroup(pid)
-		unix.Kill(pid, unix.SIGKILL)
-		reap(pid)
-		return nil, fmt.Errorf("sandboxexec: %w", os.NewSyscallError("pidfd_open", err))
-	}
-	return &child{pid: pid, pidfd: os.NewFile(uintptr(fd), "pidfd")}, nil
+	return &fd
 }
 
-// killCommand sends SIGKILL to the command alone, through its pidfd (or its
-// os.Process), which never reaches another process once the command is
-// reaped and its pid free again.
+// killCommand sends SIGKILL to the command alone: through its pidfd, which
+// never reaches another process once the command is reaped and its pid
+// free again; without one, only until the command is reaped.
 func (c *child) killCommand() {
 	if c.pidfd != nil {
 		unix.PidfdSendSignal(int(c.pidfd.Fd()), unix.SIGKILL, nil, 0)
 		return
 	}
-	c.process.Kill()
+	if !c.reaped.Load() {
+		unix.Kill(c.pid, unix.SIGKILL)
+	}
 }
 
 // await drains the streams into their captures and waits for the command.
@@ -74,10 +64,22 @@ func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal st
 	}
 	var ws syscall.WaitStatus
 	var waitErr error
+	done := false
+	defer func() {
+		if !done {
+			// A live writer panicked, and the panic goes on up, to a caller
+			// that may recover: the command neither outlives the call nor
+			// stays a zombie.
+			ended()
+			reap(ch.pid)
+		}
+	}()
 	err = follow(int(ch.pidfd.Fd()), streams[:], drainGrace, func() {
 		ended()
 		ws, waitErr = reap(ch.pid)
+		done = true
 	})
+	done = true
 	if err = errors.Join(err, waitErr); err != nil {
 		return 0, "", err
 	}
@@ -135,18 +137,4 @@ func follow(exit int, streams []*stream, grace time.Duration, exited func()) err
 		}
 	}
 	return pollErr
-}
-
-// reap waits for the command, which has exited.
-func reap(pid int) (syscall.WaitStatus, error) {
-	var ws syscall.WaitStatus
-	for {
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
-		if err != syscall.EINTR {
-			if err != nil {
-				return ws, os.NewSyscallError("wait4", err)
-			}
-			return ws, nil
-		}
-	}
 }

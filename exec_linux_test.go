@@ -67,3 +67,35 @@ func TestEngineWithoutPidfd(t *testing.T) {
 	require.Contains(t, string(out), "--- PASS: TestEngineWithoutPidfd", "%s", out)
 	t.Logf("%d tests passed without pidfds", strings.Count(string(out), "--- PASS: Test"))
 }
+
+const probeEMFILEEnv = "SANDBOXEXEC_TEST_PROBE_EMFILE"
+
+// A host out of descriptors when it first asks whether pidfds work learns
+// nothing of the kernel from that: the answer is still yes.
+func TestPidfdProbeOutOfDescriptors(t *testing.T) {
+	if os.Getenv(probeEMFILEEnv) == "" {
+		lxRerunUnder(t, probeEMFILEEnv, "env")
+		return
+	}
+	var lim syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	lim.Cur = min(lim.Cur, 256) // fill no more than that
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
+	var fillers []int
+	for {
+		fd, err := syscall.Dup(0)
+		if err != nil {
+			require.ErrorIs(t, err, syscall.EMFILE)
+			break
+		}
+		fillers = append(fillers, fd)
+	}
+	usable := pidfdUsable() // the process's first look
+	for _, fd := range fillers {
+		syscall.Close(fd)
+	}
+	assert.True(t, usable)
+	out, _, err := engRun(t, engSh("echo ok"))
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", out.Stdout)
+}

@@ -2,19 +2,16 @@
 
 package sandboxexec
 
-import (
-	"fmt"
-	"os"
-)
+import "syscall"
 
-// newChild wraps the command just started as pid.
-func newChild(pid int) (*child, error) {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return nil, fmt.Errorf("sandboxexec: %w", err)
-	}
-	return &child{pid: pid, process: p}, nil
+// askPidfd asks for no pidfd: only Linux has them.
+func askPidfd(*syscall.SysProcAttr) *int {
+	fd := -1
+	return &fd
 }
+
+// pidfdUsable is false: only Linux has pidfds.
+func pidfdUsable() bool { return false }
 
 // await drains the streams and waits for the command (see awaitDraining).
 func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {

@@ -3,6 +3,7 @@
 package sandboxexec
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,21 +23,69 @@ func startPlain(req *spawnRequest) (*child, error) {
 	for i, f := range req.stdio {
 		files[i] = f.Fd()
 	}
+	sys := &syscall.SysProcAttr{Setsid: true}
+	pidfd := askPidfd(sys)
 	pid, err := syscall.ForkExec(req.path, req.argv, &syscall.ProcAttr{
 		Dir:   req.dir,
 		Env:   req.env,
 		Files: files[:],
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Sys:   sys,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "fork/exec", Path: req.path, Err: err})
 	}
-	c, err := newChild(pid)
+	c, err := newChild(pid, *pidfd)
 	if err != nil {
 		return nil, err
 	}
 	c.killAll = func() { killGroup(pid) }
 	return c, nil
+}
+
+// newChild is the command just started as pid, with its pidfd (-1 if none).
+// Where the engine polls pidfds, the call's pipes are made for that, and a
+// fork that gave none fails: the command is killed and reaped.
+func newChild(pid, pidfd int) (*child, error) {
+	if pidfd < 0 && pidfdUsable() {
+		killGroup(pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+		reap(pid)
+		return nil, errors.New("sandboxexec: the kernel gave no pidfd for the command")
+	}
+	c := &child{pid: pid}
+	if pidfd >= 0 {
+		c.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
+	}
+	return c, nil
+}
+
+// reap waits for the command and reaps it. A command that a tracer stops
+// (itself, with PTRACE_TRACEME) is reported stopped: it is waited for again,
+// until it exits or is killed.
+func reap(pid int) (syscall.WaitStatus, error) {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err != nil:
+			return ws, os.NewSyscallError("wait4", err)
+		case !ws.Stopped():
+			return ws, nil
+		}
+	}
+}
+
+// waitCommand waits for the command where the engine has no pidfd, and
+// reaps it.
+func waitCommand(c *child) (exitCode int, signal string, err error) {
+	ws, err := reap(c.pid)
+	c.reaped.Store(true)
+	if err != nil {
+		return 0, "", err
+	}
+	exitCode, signal = waitStatus(ws)
+	return exitCode, signal, nil
 }
 
 // rawRead is one read(2) on a non-blocking descriptor.
@@ -46,11 +95,6 @@ func rawRead(fd uintptr, buf []byte) (int, error) { return syscall.Read(int(fd),
 // group (setsid, setpgid) is out of its reach.
 func killGroup(pid int) {
 	syscall.Kill(-pid, syscall.SIGKILL)
-}
-
-// exitStatus turns a wait status into an exit code (see waitStatus).
-func exitStatus(state *os.ProcessState) (int, string) {
-	return waitStatus(state.Sys().(syscall.WaitStatus))
 }
 
 // waitStatus turns a wait status into an exit code: the status itself, or

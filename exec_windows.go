@@ -174,9 +174,15 @@ func (j *jobHandle) close() {
 	}
 }
 
-// exitStatus is the exit code as Windows reports it (an NTSTATUS such as
-// 0xC0000005 for a crash); Windows has no signals.
-func exitStatus(state *os.ProcessState) (int, string) { return state.ExitCode(), "" }
+// waitCommand waits for the command. Its exit code is as Windows reports it
+// (an NTSTATUS such as 0xC0000005 for a crash); Windows has no signals.
+func waitCommand(c *child) (exitCode int, signal string, err error) {
+	state, err := c.process.Wait()
+	if err != nil {
+		return 0, "", err
+	}
+	return state.ExitCode(), "", nil
+}
 
 // lookPath finds the program the child will execute. A name with a path
 // separator or drive is taken as it is (relative to dir, where the child

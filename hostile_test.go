@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -368,4 +369,84 @@ func killByArg(t *testing.T, arg string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// engReaped waits a little for pid to be reaped (gone from /proc, not even
+// a zombie) and fails if it is not.
+func engReaped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d was not reaped", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A command that has its parent, the host, trace it (PTRACE_TRACEME) and
+// then stops is not taken for ended: it is waited for until its timeout
+// kills it, and reaped.
+func TestHostileSelfTracedCommand(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	script := `import ctypes, os, signal, sys
+open(sys.argv[1], "w").write(str(os.getpid()))
+ctypes.CDLL(None, use_errno=True).ptrace(0, 0, None, None)  # PTRACE_TRACEME
+os.kill(os.getpid(), signal.SIGSTOP)
+print("resumed")`
+	out, elapsed, err := runHostile(t, ExecParams{Command: []string{"python3", "-c", script, pidFile}}.withTimeoutMs(700))
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut, "exit %d, stdout %q, after %v", out.ExitCode, out.Stdout, elapsed)
+	assert.GreaterOrEqual(t, elapsed, 700*time.Millisecond)
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(string(b))
+	require.NoError(t, err)
+	engReaped(t, pid)
+}
+
+type panickingWriter struct{}
+
+func (panickingWriter) Write([]byte) (int, error) { panic("live writer panicked") }
+
+// A live writer that panics panics the call; a caller that recovers (as an
+// HTTP server does) is left with neither the command nor its zombie.
+func TestHostileLiveWriterPanics(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	func() {
+		defer func() {
+			assert.Equal(t, "live writer panicked", recover())
+		}()
+		engRun(t, engSh(`echo $$ >"$1"; echo out; exec sleep 30`, pidFile), WithLiveOutput(panickingWriter{}, nil))
+	}()
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	engReaped(t, pid)
+}
+
+// A lock the command takes on its stdin, the null device, ends with the
+// call: the host and the next call can take it.
+func TestHostileStdinLockEndsWithCall(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("flock(1) (util-linux) not installed")
+	}
+	out, _, err := runHostile(t, engSh(`flock -x 0 && echo locked`))
+	require.NoError(t, err)
+	require.Equal(t, "locked\n", out.Stdout)
+	require.NoError(t, exec.Command("flock", "-n", "-x", os.DevNull, "true").Run(), "the host takes the lock")
+	out, _, err = runHostile(t, engSh(`flock -n -x 0 && echo locked again`))
+	require.NoError(t, err)
+	assert.Equal(t, "locked again\n", out.Stdout)
 }

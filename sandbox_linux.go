@@ -213,6 +213,10 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		attr.Rlimits = append(attr.Rlimits, linuxspawn.Rlimit{Resource: unix.RLIMIT_NPROC, Cur: r.maxProcesses(), Max: r.maxProcesses()})
 	}
 
+	pidfd := -1
+	if pidfdUsable() {
+		attr.PidFD = &pidfd
+	}
 	pid, err := startInNamespaces(attr)
 	if group != nil {
 		group.CloseProcs()
@@ -223,7 +227,7 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		}
 		return nil, spawnError(req, err)
 	}
-	c, err := newChild(pid)
+	c, err := newChild(pid, pidfd)
 	if err != nil {
 		if group != nil {
 			group.Remove()

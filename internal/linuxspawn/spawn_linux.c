@@ -353,12 +353,13 @@ static void put_stack(char *stack) {
 
 int ls_start(struct ls_req *r) {
 	unsigned long all[8], old[8];
-	int flags, pid, err, status;
+	int flags, pid, err, status, pidfd = -1;
 	char *stack;
 
 	r->stage = LS_STAGE_NONE;
 	r->err = 0;
 	r->pid = 0;
+	r->pidfd = -1;
 
 	stack = get_stack();
 	if (stack == NULL) {
@@ -373,6 +374,8 @@ int ls_start(struct ls_req *r) {
 		flags |= CLONE_NEWPID;
 	if (r->new_ipcns)
 		flags |= CLONE_NEWIPC;
+	if (r->want_pidfd)
+		flags |= CLONE_PIDFD;
 
 	// Block every signal in this thread across the clone, so that the
 	// child starts with all blocked and no handler of the host runs in it.
@@ -380,7 +383,10 @@ int ls_start(struct ls_req *r) {
 	// two internal signals (SIGCANCEL, SIGSETXID) unblocked.
 	memset(all, 0xff, sizeof all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, old, KSIGSETSIZE);
-	pid = clone(child_main, stack + stack_size(), flags, r);
+	// With CLONE_PIDFD the kernel stores the pidfd where the parent_tid
+	// argument points: a pidfd made in the same step as the child, which
+	// no reaper of the host can get ahead of.
+	pid = clone(child_main, stack + stack_size(), flags, r, &pidfd);
 	err = errno;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSETSIZE);
 	put_stack(stack);
@@ -393,11 +399,14 @@ int ls_start(struct ls_req *r) {
 	if (r->stage != LS_STAGE_NONE) {
 		// The child has exited (it only gets here by _exit after
 		// recording the failure): reap it.
+		if (pidfd >= 0)
+			close(pidfd);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		return -1;
 	}
 	r->pid = pid;
+	r->pidfd = pidfd;
 	return 0;
 }
 

@@ -42,6 +42,9 @@ type Attr struct {
 	// policy (SCHED_FIFO, SCHED_RR) and a real-time I/O class inherited
 	// from the host, to SCHED_OTHER and best-effort I/O.
 	NormalScheduling bool
+	// PidFD, if not nil, gets a pidfd of the child (close-on-exec), made by
+	// the clone itself (CLONE_PIDFD, Linux 5.2), or -1 when Start fails.
+	PidFD *int
 	// Pdeathsig, if not 0, is the signal the child gets when the thread
 	// that started it exits (PR_SET_PDEATHSIG).
 	Pdeathsig syscall.Signal
@@ -171,6 +174,9 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	if p != nil {
 		thread = p.state
 	}
+	if a.PidFD != nil {
+		*a.PidFD = -1
+	}
 	if err := check(a); err != nil {
 		return 0, err
 	}
@@ -257,6 +263,7 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	r.new_pidns = boolInt(a.NewPIDNamespace)
 	r.new_ipcns = boolInt(a.NewIPCNamespace)
 	r.normal_scheduling = boolInt(a.NormalScheduling)
+	r.want_pidfd = boolInt(a.PidFD != nil)
 
 	var failed C.int
 	if p != nil {
@@ -271,6 +278,9 @@ func start(a *Attr, p *pool) (pid int, err error) {
 			name = stageNames[stage]
 		}
 		return 0, &StageError{Stage: name, Err: syscall.Errno(r.err)}
+	}
+	if a.PidFD != nil {
+		*a.PidFD = int(r.pidfd)
 	}
 	return int(r.pid), nil
 }

@@ -49,6 +49,7 @@ struct ls_req {
 	int new_pidns;
 	int new_ipcns;
 	int normal_scheduling;
+	int want_pidfd; // clone with CLONE_PIDFD
 	const struct ls_rlimit *rlimits;
 	int nrlimits;
 	const void *filter;      // struct sock_filter[filter_len]
@@ -59,6 +60,7 @@ struct ls_req {
 	volatile int stage;
 	volatile int err;
 	int pid;
+	int pidfd; // with want_pidfd, else -1
 };
 
 int ls_start(struct ls_req *r);

@@ -229,6 +229,52 @@ func TestStageErrors(t *testing.T) {
 	}
 }
 
+// With PidFD, Start hands back a pidfd of the child, made by the clone: it
+// signals the child, and polls readable once the child has exited. A Start
+// that fails leaves -1 and no descriptor behind. Through a spawning thread
+// (Pdeathsig) as from the calling one.
+func TestPidFD(t *testing.T) {
+	for _, pdeathsig := range []syscall.Signal{0, syscall.SIGKILL} {
+		a := baseAttr(t, os.Stderr, "/bin/sleep", "30")
+		a.Pdeathsig = pdeathsig
+		pidfd := 99
+		a.PidFD = &pidfd
+		pid, err := Start(a)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, pidfd, 0, "pdeathsig %d", pdeathsig)
+		flags, err := unix.FcntlInt(uintptr(pidfd), unix.F_GETFD, 0)
+		require.NoError(t, err)
+		assert.NotZero(t, flags&unix.FD_CLOEXEC, "close-on-exec")
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		require.NoError(t, err)
+		assert.Zero(t, n, "not readable while the child runs")
+		require.NoError(t, unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0))
+		n, err = unix.Poll(fds, 5000)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n, "readable once the child has exited")
+		assert.Equal(t, syscall.SIGKILL, wait(t, pid).Sys().(syscall.WaitStatus).Signal())
+		unix.Close(pidfd)
+
+		a = baseAttr(t, os.Stderr, "/nonexistent")
+		a.Pdeathsig = pdeathsig
+		pidfd = 99
+		a.PidFD = &pidfd
+		before := openFDs(t)
+		_, err = Start(a)
+		require.Error(t, err)
+		assert.Equal(t, -1, pidfd)
+		assert.Equal(t, before, openFDs(t), "descriptors left by the failed Start")
+	}
+}
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	return len(entries)
+}
+
 func TestBadAttr(t *testing.T) {
 	for _, n := range []int{0, 7, 12, 8 * 4097} {
 		a := baseAttr(t, os.Stderr, "/bin/true")
