@@ -90,13 +90,15 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 64*1024); return &b
 // copied to its live writer as the bytes arrive. A live writer that fails is
 // dropped; the capture goes on.
 type stream struct {
-	r        *os.File
-	capture  *capture
-	live     io.Writer
-	bufp     *[]byte
-	buf      []byte
-	backlog  tailPipe
-	enlarged bool
+	r       *os.File
+	capture *capture
+	live    io.Writer
+	// livePanic is what the live writer panicked with, if it did.
+	livePanic any
+	bufp      *[]byte
+	buf       []byte
+	backlog   tailPipe
+	enlarged  bool
 }
 
 func newStream(r *os.File, live io.Writer) *stream {
@@ -113,11 +115,23 @@ func (s *stream) close() {
 // take hands bytes just read to the live writer and the capture.
 func (s *stream) take(b []byte) {
 	if s.live != nil {
-		if _, err := s.live.Write(b); err != nil {
-			s.live = nil
-		}
+		s.writeLive(b)
 	}
 	s.capture.Write(b)
+}
+
+// writeLive copies b to the live writer, and drops the writer when it fails
+// or panics. A panic is kept for the engine to raise again once the call is
+// over: unwinding from here would leave the command running, or unreaped.
+func (s *stream) writeLive(b []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.live, s.livePanic = nil, p
+		}
+	}()
+	if _, err := s.live.Write(b); err != nil {
+		s.live = nil
+	}
 }
 
 // filled is called after a read that filled the buffer: it says the writer

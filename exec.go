@@ -209,6 +209,9 @@ func prepare(params ExecParams, cfg *config) (*spawnRequest, error) {
 	if params.Command[0] == "" {
 		return nil, fmt.Errorf("%w: the program name, command[0], is empty", ErrEmptyCommand)
 	}
+	if err := checkHostWaits(); err != nil {
+		return nil, err
+	}
 	for _, kv := range req.env {
 		if strings.IndexByte(kv, 0) >= 0 {
 			// Name the variable, never its value: it may hold a secret.
@@ -355,6 +358,13 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		}
 	}
 	exitCode, signal, waitErr := await(ch, streams, ended)
+	for _, s := range streams {
+		if s.livePanic != nil {
+			// The command has ended and been reaped: the panic is the
+			// caller's now.
+			panic(s.livePanic)
+		}
+	}
 
 	stdout, stderr := streams[0].capture, streams[1].capture
 	out := ExecToolCallOutput{
@@ -414,20 +424,10 @@ func argSizes(req *spawnRequest) string {
 // until then are kept.
 func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	var drained sync.WaitGroup
-	var panics [2]any
-	for i, s := range streams {
+	for _, s := range streams {
 		drained.Add(1)
 		go func() {
 			defer drained.Done()
-			defer func() {
-				if p := recover(); p != nil {
-					// A live writer panicked. The panic goes on in the
-					// caller once the command is ended and reaped, as
-					// where the engine polls.
-					panics[i] = p
-					ch.killAll()
-				}
-			}()
 			s.drain()
 		}()
 	}
@@ -438,11 +438,6 @@ func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, s
 		s.r.SetReadDeadline(deadline)
 	}
 	drained.Wait()
-	for _, p := range panics {
-		if p != nil {
-			panic(p)
-		}
-	}
 	return exitCode, signal, err
 }
 

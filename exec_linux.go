@@ -2,8 +2,10 @@ package sandboxexec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -62,24 +64,29 @@ func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal st
 	if ch.pidfd == nil {
 		return awaitDraining(ch, streams, ended)
 	}
-	var ws syscall.WaitStatus
-	var waitErr error
-	done := false
-	defer func() {
-		if !done {
-			// A live writer panicked, and the panic goes on up, to a caller
-			// that may recover: the command neither outlives the call nor
-			// stays a zombie.
-			ended()
-			reap(ch.pid)
-		}
-	}()
+	var (
+		ws       syscall.WaitStatus
+		waitErr  error
+		reaped   bool
+		exitedAt time.Time
+	)
 	err = follow(int(ch.pidfd.Fd()), streams[:], drainGrace, func() {
 		ended()
-		ws, waitErr = reap(ch.pid)
-		done = true
+		exitedAt = time.Now()
+		reaped, ws, waitErr = waitFor(ch.pid, syscall.WNOHANG)
 	})
-	done = true
+	// The command's zombie is not this process's to reap while a process
+	// outside the call traces it. That tracer gets the grace too, then the
+	// reap is left to a goroutine and the call returns.
+	for !reaped && waitErr == nil {
+		if time.Since(exitedAt) >= drainGrace {
+			go reap(ch.pid)
+			waitErr = fmt.Errorf("the command exited, but %s traces it: its exit status is unknown", tracer(ch.pid))
+			break
+		}
+		time.Sleep(time.Millisecond)
+		reaped, ws, waitErr = waitFor(ch.pid, syscall.WNOHANG)
+	}
 	if err = errors.Join(err, waitErr); err != nil {
 		return 0, "", err
 	}
@@ -137,4 +144,17 @@ func follow(exit int, streams []*stream, grace time.Duration, exited func()) err
 		}
 	}
 	return pollErr
+}
+
+// tracer names the process that traces pid, as /proc tells.
+func tracer(pid int) string {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+				return "process " + strings.TrimSpace(v) + ", outside the call,"
+			}
+		}
+	}
+	return "a process outside the call"
 }

@@ -3,8 +3,10 @@
 package sandboxexec
 
 import (
+	"context"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,7 +45,7 @@ func init() {
 const engineTests = "^(TestEngineWithoutPidfd|TestExec|TestHostile|TestCapture|TestDrain|TestReliability)"
 
 // Where the kernel gives no pidfd, the engine drains each stream on a
-// goroutine of its own and waits for the command with os.Process. The
+// goroutine of its own and waits for the command in wait4. The
 // engine's tests pass that way too: this re-runs them in a test binary that
 // is refused pidfd_open.
 func TestEngineWithoutPidfd(t *testing.T) {
@@ -95,6 +97,32 @@ func TestPidfdProbeOutOfDescriptors(t *testing.T) {
 		syscall.Close(fd)
 	}
 	assert.True(t, usable)
+	out, _, err := engRun(t, engSh("echo ok"))
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", out.Stdout)
+}
+
+const ignoreSIGCHLDEnv = "SANDBOXEXEC_TEST_IGNORE_SIGCHLD"
+
+// A host that ignores SIGCHLD has its children reaped by the kernel, so no
+// call could learn how its command ended: a call says so, and runs nothing.
+func TestHostIgnoringSIGCHLDRefused(t *testing.T) {
+	if os.Getenv(ignoreSIGCHLDEnv) == "" {
+		lxRerunUnder(t, ignoreSIGCHLDEnv, "env")
+		return
+	}
+	marker := engMarker(t)
+	signal.Ignore(syscall.SIGCHLD)
+	for _, st := range []SandboxType{SandboxNone, SandboxLinuxSeccomp} {
+		_, err := ProcessExecToolCall(context.Background(), engSh(`touch "$1"`, marker), st, []string{t.TempDir()}, SandboxPolicy{})
+		require.Error(t, err, "%v", st)
+		assert.Contains(t, err.Error(), "ignores SIGCHLD", "%v", st)
+		assert.NoFileExists(t, marker, "%v: nothing runs", st)
+	}
+	// Notify, not Reset, undoes Ignore.
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGCHLD)
+	signal.Stop(c)
 	out, _, err := engRun(t, engSh("echo ok"))
 	require.NoError(t, err)
 	assert.Equal(t, "ok\n", out.Stdout)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -59,19 +60,27 @@ func newChild(pid, pidfd int) (*child, error) {
 	return c, nil
 }
 
-// reap waits for the command and reaps it. A command that a tracer stops
-// (itself, with PTRACE_TRACEME) is reported stopped: it is waited for again,
-// until it exits or is killed.
+// reap waits for the command and reaps it (see waitFor).
 func reap(pid int) (syscall.WaitStatus, error) {
-	var ws syscall.WaitStatus
+	_, ws, err := waitFor(pid, 0)
+	return ws, err
+}
+
+// waitFor reaps the command, waiting for it to exit unless options has
+// WNOHANG; it reports whether it did. A command that a tracer stops (itself,
+// with PTRACE_TRACEME) is reported stopped: it is waited for again, until it
+// exits or is killed.
+func waitFor(pid, options int) (reaped bool, ws syscall.WaitStatus, err error) {
 	for {
-		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		wpid, err := syscall.Wait4(pid, &ws, options, nil)
 		switch {
 		case err == syscall.EINTR:
 		case err != nil:
-			return ws, os.NewSyscallError("wait4", err)
+			return false, ws, os.NewSyscallError("wait4", err)
+		case wpid == 0:
+			return false, ws, nil
 		case !ws.Stopped():
-			return ws, nil
+			return true, ws, nil
 		}
 	}
 }
@@ -86,6 +95,17 @@ func waitCommand(c *child) (exitCode int, signal string, err error) {
 	}
 	exitCode, signal = waitStatus(ws)
 	return exitCode, signal, nil
+}
+
+// checkHostWaits refuses a host that ignores SIGCHLD: the kernel then reaps
+// its children itself, and a call could not learn how its command ended
+// (every wait fails), nor be sure that the command's pid is still its own.
+func checkHostWaits() error {
+	if signal.Ignored(syscall.SIGCHLD) {
+		return errors.New("sandboxexec: this process ignores SIGCHLD (signal.Ignore), so the kernel " +
+			"reaps its children before a call can learn how they ended")
+	}
+	return nil
 }
 
 // rawRead is one read(2) on a non-blocking descriptor.

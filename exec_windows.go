@@ -174,6 +174,10 @@ func (j *jobHandle) close() {
 	}
 }
 
+// checkHostWaits has nothing to check: Windows keeps a process's exit code
+// while a handle to it is open.
+func checkHostWaits() error { return nil }
+
 // waitCommand waits for the command. Its exit code is as Windows reports it
 // (an NTSTATUS such as 0xC0000005 for a crash); Windows has no signals.
 func waitCommand(c *child) (exitCode int, signal string, err error) {

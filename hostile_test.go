@@ -417,17 +417,21 @@ type panickingWriter struct{}
 
 func (panickingWriter) Write([]byte) (int, error) { panic("live writer panicked") }
 
-// A live writer that panics panics the call; a caller that recovers (as an
-// HTTP server does) is left with neither the command nor its zombie.
+// A live writer that panics is dropped, and its panic raised again once the
+// command has ended and been reaped: a caller that recovers (as an HTTP
+// server does) is left with neither the command nor its zombie.
 func TestHostileLiveWriterPanics(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
+	start := time.Now()
 	func() {
 		defer func() {
 			assert.Equal(t, "live writer panicked", recover())
 		}()
-		engRun(t, engSh(`echo $$ >"$1"; echo out; exec sleep 30`, pidFile), WithLiveOutput(panickingWriter{}, nil))
+		engRun(t, engSh(`echo $$ >"$1"; echo out; sleep 0.3; echo more`, pidFile), WithLiveOutput(panickingWriter{}, nil))
+		t.Error("the call returned")
 	}()
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "the command ran on")
 	b, err := os.ReadFile(pidFile)
 	require.NoError(t, err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -449,4 +453,54 @@ func TestHostileStdinLockEndsWithCall(t *testing.T) {
 	out, _, err = runHostile(t, engSh(`flock -n -x 0 && echo locked again`))
 	require.NoError(t, err)
 	assert.Equal(t, "locked again\n", out.Stdout)
+}
+
+// A command's zombie that a process outside the call (setsid) traces is not
+// the host's to reap until the tracer lets go: the call waits the drain
+// grace for that, not the tracer's pleasure, and says why it has no exit
+// status. The zombie is reaped once the tracer is gone.
+func TestHostileEscapedTracerHoldsZombie(t *testing.T) {
+	t.Parallel()
+	if !pidfdUsable() {
+		t.Skip("without pidfds the engine waits for the command in wait4, which a tracer holds (see SECURITY.md)")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	dir := t.TempDir()
+	script := `import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+parent = os.getpid()
+if os.fork() == 0:
+    os.setsid()
+    ok = libc.ptrace(0x4206, parent, None, None) == 0  # PTRACE_SEIZE
+    open(sys.argv[1] + "/tracer", "w").write("%d %s" % (os.getpid(), ok))
+    time.sleep(30)
+    os._exit(0)
+while not os.path.exists(sys.argv[1] + "/tracer"):
+    time.sleep(0.01)
+time.sleep(0.1)
+open(sys.argv[1] + "/pid", "w").write(str(parent))
+print("exiting")`
+	out, elapsed, err := runHostile(t, ExecParams{Command: []string{"python3", "-c", script, dir}}.withTimeoutMs(20_000))
+	tr, rerr := os.ReadFile(filepath.Join(dir, "tracer"))
+	require.NoError(t, rerr)
+	var tracerPid int
+	var attached bool
+	_, serr := fmt.Sscanf(string(tr), "%d %t", &tracerPid, &attached)
+	require.NoError(t, serr)
+	defer syscall.Kill(tracerPid, syscall.SIGKILL)
+	if !attached {
+		t.Skip("ptrace refused here (Yama?)")
+	}
+	assert.Equal(t, "exiting\n", out.Stdout)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("process %d, outside the call, traces it", tracerPid))
+	assert.Less(t, elapsed, 5*time.Second, "the call waits the grace, not the tracer")
+	b, rerr := os.ReadFile(filepath.Join(dir, "pid"))
+	require.NoError(t, rerr)
+	pid, perr := strconv.Atoi(string(b))
+	require.NoError(t, perr)
+	require.NoError(t, syscall.Kill(tracerPid, syscall.SIGKILL))
+	engReaped(t, pid)
 }

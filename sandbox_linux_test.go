@@ -848,6 +848,42 @@ attempt("vm_writev_host", lambda: vm_write(target))
 	}
 }
 
+// A command cannot make its processes the host's children (clone with
+// CLONE_PARENT): the host would be left with their zombies. The filter
+// refuses the flag to every process, with or without a PID namespace (in
+// one, only the namespace's init, the command, could hand the host a child,
+// and the kernel refuses it that). A plain fork works.
+func TestLinuxCloneParent(t *testing.T) {
+	requireSandbox(t)
+	body := `
+SYS_clone, CLONE_PARENT, SIGCHLD = 56, 0x8000, 17
+def clone(flags):
+    pid = libc.syscall(SYS_clone, flags, None, None, None, None)
+    if pid == 0:
+        os._exit(0)
+    check(pid)
+    if not flags & CLONE_PARENT:
+        os.waitpid(pid, 0)
+attempt("fork", lambda: clone(SIGCHLD))
+attempt("clone_parent", lambda: clone(CLONE_PARENT | SIGCHLD))
+`
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the probe calls clone by its x86-64 number")
+	}
+	for _, pidns := range []bool{true, false} {
+		if !pidns {
+			lxWithoutPIDNamespace(t)
+		}
+		// Under sh, so that python is not the namespace's init.
+		py := lxPy(t, body)
+		out, err := lxRun(t, append([]string{"sh", "-c", `"$@"; exit $?`, "sh"}, py...), []string{t.TempDir()}, SandboxPolicy{})
+		lxDeniedOrNil(t, out, err)
+		res := lxResults(out.Stdout)
+		assert.Equal(t, "OK", res["fork"], "pid namespace %v: %s", pidns, out.Stdout)
+		assert.Equal(t, "EPERM", res["clone_parent"], "pid namespace %v: %s", pidns, out.Stdout)
+	}
+}
+
 func TestLinuxProcStatus(t *testing.T) {
 	requireSandbox(t)
 	out, err := lxRun(t, []string{"cat", "/proc/self/status"}, []string{t.TempDir()}, SandboxPolicy{})

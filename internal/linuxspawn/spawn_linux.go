@@ -149,6 +149,9 @@ const maxFilterLen = 4096
 // filter as its last step before execve). The rest of the host is neither
 // filtered nor loses a capability.
 func Start(a *Attr) (pid int, err error) {
+	if a.PidFD != nil {
+		*a.PidFD = -1
+	}
 	if a.Pdeathsig == 0 && a.SeccompFilter == nil && !a.DropCapabilities {
 		return start(a, nil)
 	}
@@ -173,9 +176,6 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	var thread threadState
 	if p != nil {
 		thread = p.state
-	}
-	if a.PidFD != nil {
-		*a.PidFD = -1
 	}
 	if err := check(a); err != nil {
 		return 0, err

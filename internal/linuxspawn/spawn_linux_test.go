@@ -256,15 +256,18 @@ func TestPidFD(t *testing.T) {
 		assert.Equal(t, syscall.SIGKILL, wait(t, pid).Sys().(syscall.WaitStatus).Signal())
 		unix.Close(pidfd)
 
-		a = baseAttr(t, os.Stderr, "/nonexistent")
-		a.Pdeathsig = pdeathsig
-		pidfd = 99
-		a.PidFD = &pidfd
-		before := openFDs(t)
-		_, err = Start(a)
-		require.Error(t, err)
-		assert.Equal(t, -1, pidfd)
-		assert.Equal(t, before, openFDs(t), "descriptors left by the failed Start")
+		for _, path := range []string{"/nonexistent", "/bin/\x00true"} { // fails in the child; in Start
+			a = baseAttr(t, os.Stderr, "/bin/true")
+			a.Path = path
+			a.Pdeathsig = pdeathsig
+			pidfd = 99
+			a.PidFD = &pidfd
+			before := openFDs(t)
+			_, err = Start(a)
+			require.Error(t, err)
+			assert.Equal(t, -1, pidfd, "%q", path)
+			assert.Equal(t, before, openFDs(t), "descriptors left by the failed Start of %q", path)
+		}
 	}
 }
 

@@ -3,15 +3,16 @@
 // Package seccomp compiles the sandbox's seccomp filter, once per variant, to
 // a raw BPF program (struct sock_filter entries) that the child installs just
 // before execve. The filter allows everything except the calls listed here,
-// which fail with EPERM; clone3 fails with ENOSYS, and a change of the
-// parent-death signal away from SIGKILL does nothing; a system call of
-// another architecture (or x32) kills the process.
+// and clone with CLONE_PARENT, which fail with EPERM; clone3 fails with
+// ENOSYS, and a change of the parent-death signal away from SIGKILL does
+// nothing; a system call of another architecture (or x32) kills the process.
 package seccomp
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
@@ -141,6 +142,23 @@ func compile(denyNetwork bool) ([]byte, error) {
 	// process outside the call's pids cgroup. ENOSYS makes glibc fall back
 	// to clone, whose flags are in a register and carry no cgroup.
 	if err := rule("clone3", libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
+		return nil, err
+	}
+	// CLONE_PARENT makes the new process a child of the command's parent,
+	// the host: when the call kills it, its zombie is the host's, which
+	// never waits for it, and a command could pile them up against the
+	// host user's process limit. (Init of a PID namespace is refused it by
+	// the kernel; a command without one is not.) clone's flags are its
+	// first argument, but on s390x its second.
+	flagsArg := uint(0)
+	if runtime.GOARCH == "s390x" {
+		flagsArg = 1
+	}
+	cloneParent, err := libseccomp.MakeCondition(flagsArg, libseccomp.CompareMaskedEqual, unix.CLONE_PARENT, unix.CLONE_PARENT)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: clone condition: %w", err)
+	}
+	if err := deny("clone", cloneParent); err != nil {
 		return nil, err
 	}
 	// prctl's option is an int: compare its low 32 bits; the signal is an
