@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 )
@@ -93,12 +94,14 @@ type stream struct {
 	r       *os.File
 	capture *capture
 	live    io.Writer
-	// livePanic is what the live writer panicked with, if it did.
-	livePanic any
-	bufp      *[]byte
-	buf       []byte
-	backlog   tailPipe
-	enlarged  bool
+	// livePanic is what the live writer panicked with, if it did;
+	// liveGoexit says it called runtime.Goexit.
+	livePanic  any
+	liveGoexit bool
+	bufp       *[]byte
+	buf        []byte
+	backlog    tailPipe
+	enlarged   bool
 }
 
 func newStream(r *os.File, live io.Writer) *stream {
@@ -123,13 +126,21 @@ func (s *stream) take(b []byte) {
 // writeLive copies b to the live writer, and drops the writer when it fails
 // or panics. A panic is kept for the engine to raise again once the call is
 // over: unwinding from here would leave the command running, or unreaped.
+// (A writer that calls runtime.Goexit cannot be stopped here; see await.)
 func (s *stream) writeLive(b []byte) {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
+		if !returned {
+			p := recover()
+			if p == nil { // panic(nil) under GODEBUG=panicnil=1, or Goexit
+				p = new(runtime.PanicNilError)
+			}
 			s.live, s.livePanic = nil, p
 		}
 	}()
-	if _, err := s.live.Write(b); err != nil {
+	_, err := s.live.Write(b)
+	returned = true
+	if err != nil {
 		s.live = nil
 	}
 }

@@ -188,8 +188,8 @@ func (t *tailPipe) discard(c *capture) bool {
 			return false
 		}
 		t.held -= int(n)
-		c.skip(n)
-		splicedAway.Add(n)
+		c.skip(int64(n)) // n is an int on 32-bit platforms
+		splicedAway.Add(int64(n))
 	}
 	return true
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -359,9 +360,12 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	}
 	exitCode, signal, waitErr := await(ch, streams, ended)
 	for _, s := range streams {
+		// The command has ended and been reaped: what the live writer
+		// did is the caller's now.
+		if s.liveGoexit {
+			runtime.Goexit()
+		}
 		if s.livePanic != nil {
-			// The command has ended and been reaped: the panic is the
-			// caller's now.
 			panic(s.livePanic)
 		}
 	}
@@ -428,7 +432,19 @@ func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, s
 		drained.Add(1)
 		go func() {
 			defer drained.Done()
+			returned := false
+			defer func() {
+				if !returned {
+					// The live writer called runtime.Goexit, which ends
+					// this goroutine whatever it does: the stream is read
+					// on without the writer, and the caller exits the same
+					// way once the command has ended.
+					s.live, s.liveGoexit = nil, true
+					s.drain()
+				}
+			}()
 			s.drain()
+			returned = true
 		}()
 	}
 	exitCode, signal, err = waitCommand(ch)

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,6 +28,23 @@ var pidfdUsable = sync.OnceValue(func() bool {
 	unix.Close(fd)
 	return true
 })
+
+// kernelReapsChildren says whether the kernel reaps this process's children
+// itself: SIGCHLD ignored, or SA_NOCLDWAIT, whoever set it (C code too, which
+// os/signal does not see). It reads the disposition without changing it.
+func kernelReapsChildren() bool {
+	if strings.HasPrefix(runtime.GOARCH, "mips") {
+		return false // struct sigaction starts with the flags there
+	}
+	// The kernel's struct sigaction starts with the handler and the flags,
+	// each a word, on every other architecture.
+	var act [8]uintptr
+	const sigsetSize = 8
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), 0,
+		uintptr(unsafe.Pointer(&act[0])), sigsetSize, 0, 0)
+	const sigIgn, saNocldwait = 1, 2
+	return errno == 0 && (act[0] == sigIgn || act[1]&saNocldwait != 0)
+}
 
 // askPidfd asks a fork for the child's pidfd, made by the clone itself, where
 // the engine polls pidfds. It returns where the pidfd will be, -1 if none.
@@ -64,29 +84,26 @@ func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal st
 	if ch.pidfd == nil {
 		return awaitDraining(ch, streams, ended)
 	}
-	var (
-		ws       syscall.WaitStatus
-		waitErr  error
-		reaped   bool
-		exitedAt time.Time
-	)
+	var exitedAt time.Time // when ended was called
+	returned := false
+	defer func() {
+		if !returned {
+			// A live writer called runtime.Goexit, which ends this
+			// goroutine whatever it does: the command is ended and reaped
+			// on the way out.
+			if exitedAt.IsZero() {
+				ended()
+				exitedAt = time.Now()
+			}
+			reapBy(ch.pid, exitedAt.Add(drainGrace))
+		}
+	}()
 	err = follow(int(ch.pidfd.Fd()), streams[:], drainGrace, func() {
 		ended()
 		exitedAt = time.Now()
-		reaped, ws, waitErr = waitFor(ch.pid, syscall.WNOHANG)
 	})
-	// The command's zombie is not this process's to reap while a process
-	// outside the call traces it. That tracer gets the grace too, then the
-	// reap is left to a goroutine and the call returns.
-	for !reaped && waitErr == nil {
-		if time.Since(exitedAt) >= drainGrace {
-			go reap(ch.pid)
-			waitErr = fmt.Errorf("the command exited, but %s traces it: its exit status is unknown", tracer(ch.pid))
-			break
-		}
-		time.Sleep(time.Millisecond)
-		reaped, ws, waitErr = waitFor(ch.pid, syscall.WNOHANG)
-	}
+	ws, waitErr := reapBy(ch.pid, exitedAt.Add(drainGrace))
+	returned = true
 	if err = errors.Join(err, waitErr); err != nil {
 		return 0, "", err
 	}
@@ -146,15 +163,48 @@ func follow(exit int, streams []*stream, grace time.Duration, exited func()) err
 	return pollErr
 }
 
-// tracer names the process that traces pid, as /proc tells.
-func tracer(pid int) string {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err == nil {
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
-				return "process " + strings.TrimSpace(v) + ", outside the call,"
+// reapBy reaps the command, which has ended (or been killed). Its zombie is
+// not this process's to reap while a process outside the call traces it:
+// reapBy waits for the tracer to let go until deadline, then leaves the reap
+// to a goroutine that looks now and then, and says why there is no exit
+// status.
+func reapBy(pid int, deadline time.Time) (syscall.WaitStatus, error) {
+	for {
+		reaped, ws, err := waitFor(pid, syscall.WNOHANG)
+		if reaped || err != nil {
+			return ws, err
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	why := "it could not be reaped within the drain grace"
+	if tracer := tracerOf(pid); tracer > 0 {
+		why = fmt.Sprintf("process %d traces it", tracer)
+	}
+	go func() {
+		for {
+			time.Sleep(100 * time.Millisecond)
+			if reaped, _, err := waitFor(pid, syscall.WNOHANG); reaped || err != nil {
+				return
 			}
 		}
+	}()
+	return 0, fmt.Errorf("the command exited, but %s: its exit status is unknown", why)
+}
+
+// tracerOf is the pid of the process that traces pid, as /proc tells, or 0.
+func tracerOf(pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
 	}
-	return "a process outside the call"
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }

@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"github.com/stretchr/testify/assert"
@@ -123,6 +125,63 @@ func TestHostIgnoringSIGCHLDRefused(t *testing.T) {
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGCHLD)
 	signal.Stop(c)
+	out, _, err := engRun(t, engSh("echo ok"))
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", out.Stdout)
+}
+
+const panicNilEnv = "SANDBOXEXEC_TEST_PANIC_NIL"
+
+type nilPanicWriter struct{}
+
+func (nilPanicWriter) Write([]byte) (int, error) { panic(nil) }
+
+// Under GODEBUG=panicnil=1 (a main module older than Go 1.21), panic(nil)
+// recovers as nil; a live writer that panics so is still dropped, and the
+// call still panics, once the command has ended.
+func TestLiveWriterPanicsNil(t *testing.T) {
+	if os.Getenv(panicNilEnv) == "" {
+		lxRerunUnder(t, panicNilEnv, "env", "GODEBUG=panicnil=1")
+		return
+	}
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		engRun(t, engSh("echo one; echo two; sleep 0.1; echo three"), WithLiveOutput(nilPanicWriter{}, nil))
+	}()
+	assert.IsType(t, new(runtime.PanicNilError), got)
+}
+
+// The kernel reaps the children of a host that ignores SIGCHLD behind Go's
+// back (C code calling sigaction), or sets SA_NOCLDWAIT: calls refuse to run
+// there too.
+func TestHostIgnoringSIGCHLDInCRefused(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("sets the disposition with x86-64's struct sigaction")
+	}
+	if os.Getenv(ignoreSIGCHLDEnv) == "" {
+		lxRerunUnder(t, ignoreSIGCHLDEnv, "env")
+		return
+	}
+	sigaction := func(act, old *[4]uint64) {
+		_, _, errno := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD),
+			uintptr(unsafe.Pointer(act)), uintptr(unsafe.Pointer(old)), 8, 0, 0)
+		require.Zero(t, errno)
+	}
+	var goHandler [4]uint64 // handler, flags, restorer, mask
+	sigaction(nil, &goHandler)
+	ignore := [4]uint64{1} // SIG_IGN
+	noCldWait := goHandler
+	noCldWait[1] |= 2 // SA_NOCLDWAIT
+	for name, act := range map[string][4]uint64{"SIG_IGN": ignore, "SA_NOCLDWAIT": noCldWait} {
+		marker := engMarker(t)
+		sigaction(&act, nil)
+		_, err := ProcessExecToolCall(context.Background(), engSh(`touch "$1"`, marker), SandboxNone, nil, SandboxPolicy{})
+		sigaction(&goHandler, nil)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "ignores SIGCHLD", name)
+		assert.NoFileExists(t, marker, "%s: nothing runs", name)
+	}
 	out, _, err := engRun(t, engSh("echo ok"))
 	require.NoError(t, err)
 	assert.Equal(t, "ok\n", out.Stdout)

@@ -13,6 +13,9 @@ func askPidfd(*syscall.SysProcAttr) *int {
 // pidfdUsable is false: only Linux has pidfds.
 func pidfdUsable() bool { return false }
 
+// kernelReapsChildren is left to os/signal here (see checkHostWaits).
+func kernelReapsChildren() bool { return false }
+
 // await drains the streams and waits for the command (see awaitDraining).
 func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	return awaitDraining(ch, streams, ended)

@@ -97,12 +97,13 @@ func waitCommand(c *child) (exitCode int, signal string, err error) {
 	return exitCode, signal, nil
 }
 
-// checkHostWaits refuses a host that ignores SIGCHLD: the kernel then reaps
-// its children itself, and a call could not learn how its command ended
-// (every wait fails), nor be sure that the command's pid is still its own.
+// checkHostWaits refuses a host that ignores SIGCHLD (or sets SA_NOCLDWAIT):
+// the kernel then reaps its children itself, and a call could not learn how
+// its command ended (every wait fails), nor be sure that the command's pid
+// is still its own.
 func checkHostWaits() error {
-	if signal.Ignored(syscall.SIGCHLD) {
-		return errors.New("sandboxexec: this process ignores SIGCHLD (signal.Ignore), so the kernel " +
+	if signal.Ignored(syscall.SIGCHLD) || kernelReapsChildren() {
+		return errors.New("sandboxexec: this process ignores SIGCHLD, so the kernel " +
 			"reaps its children before a call can learn how they ended")
 	}
 	return nil

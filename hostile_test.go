@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -495,12 +496,44 @@ print("exiting")`
 	}
 	assert.Equal(t, "exiting\n", out.Stdout)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), fmt.Sprintf("process %d, outside the call, traces it", tracerPid))
+	assert.Contains(t, err.Error(), fmt.Sprintf("process %d traces it", tracerPid))
 	assert.Less(t, elapsed, 5*time.Second, "the call waits the grace, not the tracer")
 	b, rerr := os.ReadFile(filepath.Join(dir, "pid"))
 	require.NoError(t, rerr)
 	pid, perr := strconv.Atoi(string(b))
 	require.NoError(t, perr)
 	require.NoError(t, syscall.Kill(tracerPid, syscall.SIGKILL))
+	engReaped(t, pid)
+}
+
+type goexitWriter struct{}
+
+func (goexitWriter) Write([]byte) (int, error) { runtime.Goexit(); return 0, nil }
+
+// A live writer that calls runtime.Goexit (a test's t.FailNow) ends the
+// calling goroutine, as it would have without the library, but only once
+// the command has ended and been reaped; the stream is read on meanwhile.
+func TestHostileLiveWriterGoexits(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	returned := make(chan bool, 1)
+	start := time.Now()
+	go func() {
+		ok := false
+		defer func() { returned <- ok }()
+		engRun(t, engSh(`echo $$ >"$1"; head -c 300000 /dev/zero; sleep 0.2`, pidFile), WithLiveOutput(goexitWriter{}, nil))
+		ok = true
+	}()
+	select {
+	case ok := <-returned:
+		assert.False(t, ok, "the call returned")
+	case <-time.After(engCallLimit):
+		t.Fatal("the call hung")
+	}
+	assert.Less(t, time.Since(start), 5*time.Second, "the stream was read on")
+	b, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
 	engReaped(t, pid)
 }
