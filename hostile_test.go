@@ -389,6 +389,16 @@ func engReaped(t *testing.T, pid int) {
 	}
 }
 
+// engReadPid reads the pid a command wrote to file.
+func engReadPid(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	return pid
+}
+
 // A command that has its parent, the host, trace it (PTRACE_TRACEME) and
 // then stops is not taken for ended: it is waited for until its timeout
 // kills it, and reaped.
@@ -407,11 +417,7 @@ print("resumed")`
 	require.NoError(t, err)
 	assert.True(t, out.TimedOut, "exit %d, stdout %q, after %v", out.ExitCode, out.Stdout, elapsed)
 	assert.GreaterOrEqual(t, elapsed, 700*time.Millisecond)
-	b, err := os.ReadFile(pidFile)
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(string(b))
-	require.NoError(t, err)
-	engReaped(t, pid)
+	engReaped(t, engReadPid(t, pidFile))
 }
 
 type panickingWriter struct{}
@@ -433,11 +439,7 @@ func TestHostileLiveWriterPanics(t *testing.T) {
 		t.Error("the call returned")
 	}()
 	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "the command ran on")
-	b, err := os.ReadFile(pidFile)
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	engReaped(t, pid)
+	engReaped(t, engReadPid(t, pidFile))
 }
 
 // A lock the command takes on its stdin, the null device, ends with the
@@ -498,10 +500,7 @@ print("exiting")`
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("process %d traces it", tracerPid))
 	assert.Less(t, elapsed, 5*time.Second, "the call waits the grace, not the tracer")
-	b, rerr := os.ReadFile(filepath.Join(dir, "pid"))
-	require.NoError(t, rerr)
-	pid, perr := strconv.Atoi(string(b))
-	require.NoError(t, perr)
+	pid := engReadPid(t, filepath.Join(dir, "pid"))
 	require.NoError(t, syscall.Kill(tracerPid, syscall.SIGKILL))
 	engReaped(t, pid)
 }
@@ -531,9 +530,5 @@ func TestHostileLiveWriterGoexits(t *testing.T) {
 		t.Fatal("the call hung")
 	}
 	assert.Less(t, time.Since(start), 5*time.Second, "the stream was read on")
-	b, err := os.ReadFile(pidFile)
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	require.NoError(t, err)
-	engReaped(t, pid)
+	engReaped(t, engReadPid(t, pidFile))
 }
