@@ -194,7 +194,7 @@ func TestCapturePipeEnds(t *testing.T) {
 }
 
 func init() {
-	drainWays["poll"] = drainWay{unpolledPipe, func(s *stream) { follow(-1, []*stream{s}, 0, nil) }}
+	drainWays["poll"] = drainWay{unpolledPipe, func(s *stream) { follow(-1, -1, []*stream{s}, 0, nil) }}
 }
 
 // unpolledPipe is a pipe as capturePipe makes it where the engine polls the

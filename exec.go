@@ -180,8 +180,11 @@ type child struct {
 	pid int
 	// pidfd (Linux) refers to the command: the engine polls it to learn that
 	// the command has exited. Where it is nil, the engine waits for pid.
+	// With it comes killed, an eventfd that the call's kill (timeout,
+	// cancellation) makes readable: the engine polls that too.
 	pidfd  *os.File
-	reaped atomic.Bool // without a pidfd: the pid may be another's now
+	killed *os.File
+	reaped atomic.Bool // the pid may be another's now
 	// process is the command on Windows, which has no pid to wait for.
 	process *os.Process
 	// killAll sends SIGKILL to every process of the call the runner can
@@ -301,6 +304,7 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 
 	if ch.pidfd != nil {
 		defer ch.pidfd.Close()
+		defer ch.killed.Close()
 	}
 	streams := [2]*stream{newStream(readers[0], cfg.liveStdout), newStream(readers[1], cfg.liveStderr)}
 	for _, s := range streams {
@@ -333,6 +337,9 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 			if reason == reasonNone {
 				reason = why
 				ch.killAll()
+				if ch.killed != nil {
+					ch.killed.Write([]byte{1, 0, 0, 0, 0, 0, 0, 0}) // eventfd: add 1 (or 1<<56)
+				}
 			}
 		}
 	}
@@ -422,8 +429,9 @@ func argSizes(req *spawnRequest) string {
 
 // awaitDraining is the engine's wait where it does not poll the pipes
 // itself: a goroutine drains each stream while this one waits for the
-// command. Once the command has exited it calls ended, and then gives the
-// streams drainGrace to reach EOF: only a process that left the group
+// command. Once the command has exited and been reaped (with no pidfd there
+// is nothing to learn of the exit by before), it calls ended, and then gives
+// the streams drainGrace to reach EOF: only a process that left the group
 // (setsid) and still holds a pipe makes the wait that long; the bytes read
 // until then are kept.
 func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {

@@ -56,12 +56,22 @@ func askPidfd(sys *syscall.SysProcAttr) *int {
 	return &fd
 }
 
+// newEventfd makes the eventfd a call's kill writes to. Blocking, so that
+// os.NewFile keeps it out of Go's poller; a write of 1 never blocks.
+func newEventfd() (*os.File, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	return os.NewFile(uintptr(fd), "killed"), nil
+}
+
 // killCommand sends SIGKILL to the command alone: through its pidfd, which
 // never reaches another process once the command is reaped and its pid
-// free again; without one, only until the command is reaped.
+// free again. Where there is no pidfd, or a seccomp profile refuses
+// pidfd_send_signal, it kills by pid, until the command is reaped.
 func (c *child) killCommand() {
-	if c.pidfd != nil {
-		unix.PidfdSendSignal(int(c.pidfd.Fd()), unix.SIGKILL, nil, 0)
+	if c.pidfd != nil && unix.PidfdSendSignal(int(c.pidfd.Fd()), unix.SIGKILL, nil, 0) == nil {
 		return
 	}
 	if !c.reaped.Load() {
@@ -74,35 +84,31 @@ func (c *child) killCommand() {
 // and its process group's, are not yet free), it calls ended; it then gives
 // the streams drainGrace to reach EOF. Only a process that left the group
 // (setsid) and still holds a pipe makes the wait that long; the bytes read
-// until then are kept.
+// until then are kept. Once the call has killed the command (timeout,
+// cancellation), the command too gets drainGrace to exit: a tracer that
+// holds it in its exit, or a wait in the kernel that SIGKILL does not end,
+// holds the call no longer.
 //
-// All of it runs on this goroutine, in one poll(2) over the command's pidfd
-// and both pipes: the command's end then wakes one thread, where a goroutine
-// per stream and a wait of their own woke three, and kept the scheduler's
-// other threads spinning for work while the command ran.
+// All of it runs on this goroutine, in one poll(2) over the command's pidfd,
+// the call's kill and both pipes: the command's end then wakes one thread,
+// where a goroutine per stream and a wait of their own woke three, and kept
+// the scheduler's other threads spinning for work while the command ran.
 func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	if ch.pidfd == nil {
 		return awaitDraining(ch, streams, ended)
 	}
-	var exitedAt time.Time // when ended was called
 	returned := false
 	defer func() {
 		if !returned {
 			// A live writer called runtime.Goexit, which ends this
 			// goroutine whatever it does: the command is ended and reaped
 			// on the way out.
-			if exitedAt.IsZero() {
-				ended()
-				exitedAt = time.Now()
-			}
-			reapBy(ch.pid, exitedAt.Add(drainGrace))
+			ended()
+			reapBy(ch, time.Now().Add(drainGrace))
 		}
 	}()
-	err = follow(int(ch.pidfd.Fd()), streams[:], drainGrace, func() {
-		ended()
-		exitedAt = time.Now()
-	})
-	ws, waitErr := reapBy(ch.pid, exitedAt.Add(drainGrace))
+	deadline, err := follow(int(ch.pidfd.Fd()), int(ch.killed.Fd()), streams[:], drainGrace, ended)
+	ws, waitErr := reapBy(ch, deadline)
 	returned = true
 	if err = errors.Join(err, waitErr); err != nil {
 		return 0, "", err
@@ -112,17 +118,20 @@ func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal st
 }
 
 // follow reads the streams as their pipes fill, until both reach EOF and
-// exit (a descriptor) is readable. When exit is, it calls exited, and gives
-// the streams grace more; then it takes what their pipes hold, and stops.
-func follow(exit int, streams []*stream, grace time.Duration, exited func()) error {
-	fds := make([]unix.PollFd, 1, 3)
+// exit (a descriptor) is readable, calling exited when it is. A deadline
+// grace away starts when exit or killed (a descriptor) is readable, the
+// first of them; past it, follow calls exited if it has not, takes what the
+// pipes hold, and stops. It returns the deadline.
+func follow(exit, killed int, streams []*stream, grace time.Duration, exited func()) (time.Time, error) {
+	fds := make([]unix.PollFd, 2, 4)
 	fds[0] = unix.PollFd{Fd: int32(exit), Events: unix.POLLIN}
+	fds[1] = unix.PollFd{Fd: int32(killed), Events: unix.POLLIN}
 	for _, s := range streams {
 		fds = append(fds, unix.PollFd{Fd: int32(s.r.Fd()), Events: unix.POLLIN})
 	}
-	var deadline time.Time // set once exit is readable
+	var deadline time.Time
 	var pollErr error
-	for slices.ContainsFunc(fds, func(pf unix.PollFd) bool { return pf.Fd >= 0 }) {
+	for fds[0].Fd >= 0 || slices.ContainsFunc(fds[2:], func(pf unix.PollFd) bool { return pf.Fd >= 0 }) {
 		var timeout *unix.Timespec
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
@@ -140,37 +149,52 @@ func follow(exit int, streams []*stream, grace time.Duration, exited func()) err
 			// Nothing a caller can fix (ENOMEM): end the command, and keep
 			// what the pipes hold now.
 			pollErr = os.NewSyscallError("ppoll", err)
-		}
-		if fds[0].Fd >= 0 && (fds[0].Revents != 0 || pollErr != nil) {
-			fds[0].Fd = -1
-			exited()
-			deadline = time.Now().Add(grace)
-		}
-		if pollErr != nil {
 			break
 		}
+		if fds[1].Fd >= 0 && fds[1].Revents != 0 {
+			fds[1].Fd = -1
+			if deadline.IsZero() {
+				deadline = time.Now().Add(grace)
+			}
+		}
+		if fds[0].Fd >= 0 && fds[0].Revents != 0 {
+			fds[0].Fd = -1
+			exited()
+			if deadline.IsZero() {
+				deadline = time.Now().Add(grace)
+			}
+		}
 		for i, s := range streams {
-			if pf := &fds[i+1]; pf.Fd >= 0 && pf.Revents != 0 && !s.pump(uintptr(pf.Fd)) {
+			if pf := &fds[i+2]; pf.Fd >= 0 && pf.Revents != 0 && !s.pump(uintptr(pf.Fd)) {
 				pf.Fd = -1
 			}
 		}
 	}
-	for i, s := range streams {
-		if fds[i+1].Fd >= 0 {
-			s.sweep(uintptr(fds[i+1].Fd))
+	if fds[0].Fd >= 0 {
+		exited()
+		if deadline.IsZero() { // ppoll failed
+			deadline = time.Now().Add(grace)
 		}
 	}
-	return pollErr
+	for i, s := range streams {
+		if fds[i+2].Fd >= 0 {
+			s.sweep(uintptr(fds[i+2].Fd))
+		}
+	}
+	return deadline, pollErr
 }
 
-// reapBy reaps the command, which has ended (or been killed). Its zombie is
-// not this process's to reap while a process outside the call traces it:
-// reapBy waits for the tracer to let go until deadline, then leaves the reap
-// to a goroutine that looks now and then, and says why there is no exit
-// status.
-func reapBy(pid int, deadline time.Time) (syscall.WaitStatus, error) {
+// reapBy reaps the command, which has ended (or been killed), and records
+// that it did. Its zombie is not this process's to reap while a process
+// outside the call traces it: reapBy waits for the tracer to let go until
+// deadline, then leaves the reap to a goroutine that looks now and then, and
+// says why there is no exit status.
+func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 	for {
-		reaped, ws, err := waitFor(pid, syscall.WNOHANG)
+		reaped, ws, err := waitFor(ch.pid, syscall.WNOHANG)
+		if reaped {
+			ch.reaped.Store(true)
+		}
 		if reaped || err != nil {
 			return ws, err
 		}
@@ -179,19 +203,19 @@ func reapBy(pid int, deadline time.Time) (syscall.WaitStatus, error) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	why := "it could not be reaped within the drain grace"
-	if tracer := tracerOf(pid); tracer > 0 {
+	why := "it was not reaped within the drain grace"
+	if tracer := tracerOf(ch.pid); tracer > 0 {
 		why = fmt.Sprintf("process %d traces it", tracer)
 	}
 	go func() {
 		for {
 			time.Sleep(100 * time.Millisecond)
-			if reaped, _, err := waitFor(pid, syscall.WNOHANG); reaped || err != nil {
+			if reaped, _, err := waitFor(ch.pid, syscall.WNOHANG); reaped || err != nil {
 				return
 			}
 		}
 	}()
-	return 0, fmt.Errorf("the command exited, but %s: its exit status is unknown", why)
+	return 0, fmt.Errorf("the command has not been reaped (%s): its exit status is unknown", why)
 }
 
 // tracerOf is the pid of the process that traces pid, as /proc tells, or 0.

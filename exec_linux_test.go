@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	libseccomp "github.com/seccomp/libseccomp-golang"
@@ -20,25 +21,35 @@ import (
 
 // noPidfdEnv makes this test binary a host whose kernel gives no pidfds: one
 // older than 5.3, or a container whose seccomp profile refuses pidfd_open.
-const noPidfdEnv = "SANDBOXEXEC_TEST_NO_PIDFD"
+// noPidfdSignalEnv makes it one whose profile refuses pidfd_send_signal
+// alone.
+const (
+	noPidfdEnv       = "SANDBOXEXEC_TEST_NO_PIDFD"
+	noPidfdSignalEnv = "SANDBOXEXEC_TEST_NO_PIDFD_SIGNAL"
+)
 
 func init() {
-	if os.Getenv(noPidfdEnv) == "" {
-		return
-	}
-	// Before any test: the engine decides once.
-	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
-	if err == nil {
-		var call libseccomp.ScmpSyscall
-		if call, err = libseccomp.GetSyscallFromName("pidfd_open"); err == nil {
-			if err = f.AddRule(call, libseccomp.ActErrno.SetReturnCode(int16(syscall.ENOSYS))); err == nil {
-				err = f.Load()
+	refuse := func(name string, errno syscall.Errno) {
+		// Before any test: the engine decides once.
+		f, err := libseccomp.NewFilter(libseccomp.ActAllow)
+		if err == nil {
+			var call libseccomp.ScmpSyscall
+			if call, err = libseccomp.GetSyscallFromName(name); err == nil {
+				if err = f.AddRule(call, libseccomp.ActErrno.SetReturnCode(int16(errno))); err == nil {
+					err = f.Load()
+				}
 			}
+			f.Release()
 		}
-		f.Release()
+		if err != nil {
+			panic("refusing " + name + ": " + err.Error())
+		}
 	}
-	if err != nil {
-		panic("refusing pidfd_open: " + err.Error())
+	if os.Getenv(noPidfdEnv) != "" {
+		refuse("pidfd_open", syscall.ENOSYS)
+	}
+	if os.Getenv(noPidfdSignalEnv) != "" {
+		refuse("pidfd_send_signal", syscall.EPERM)
 	}
 }
 
@@ -185,4 +196,24 @@ func TestHostIgnoringSIGCHLDInCRefused(t *testing.T) {
 	out, _, err := engRun(t, engSh("echo ok"))
 	require.NoError(t, err)
 	assert.Equal(t, "ok\n", out.Stdout)
+}
+
+// A seccomp profile that refuses pidfd_send_signal but not pidfd_open does
+// not cost a sandboxed call its timeout: the command, init of its PID
+// namespace, is killed by pid instead, before it is reaped.
+func TestSandboxTimeoutWithoutPidfdSignal(t *testing.T) {
+	s := requireSandbox(t)
+	if !s.PIDNamespace {
+		t.Skip("needs CAP_SYS_ADMIN: without a PID namespace the group is killed by pgid")
+	}
+	if os.Getenv(noPidfdSignalEnv) == "" {
+		lxRerunUnder(t, noPidfdSignalEnv, "env")
+		return
+	}
+	require.True(t, pidfdUsable())
+	start := time.Now()
+	out, err := lxRunParams(t, ExecParams{Command: []string{"sleep", "8"}}.withTimeoutMs(500), []string{t.TempDir()}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut)
+	assert.Less(t, time.Since(start), 3*time.Second, "the timeout killed the command")
 }

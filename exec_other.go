@@ -2,7 +2,11 @@
 
 package sandboxexec
 
-import "syscall"
+import (
+	"errors"
+	"os"
+	"syscall"
+)
 
 // askPidfd asks for no pidfd: only Linux has them.
 func askPidfd(*syscall.SysProcAttr) *int {
@@ -15,6 +19,9 @@ func pidfdUsable() bool { return false }
 
 // kernelReapsChildren is left to os/signal here (see checkHostWaits).
 func kernelReapsChildren() bool { return false }
+
+// newEventfd is never called: only Linux has pidfds.
+func newEventfd() (*os.File, error) { return nil, errors.ErrUnsupported }
 
 // await drains the streams and waits for the command (see awaitDraining).
 func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {

@@ -55,7 +55,15 @@ func newChild(pid, pidfd int) (*child, error) {
 	}
 	c := &child{pid: pid}
 	if pidfd >= 0 {
-		c.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
+		killed, err := newEventfd()
+		if err != nil {
+			syscall.Close(pidfd)
+			killGroup(pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+			reap(pid)
+			return nil, fmt.Errorf("sandboxexec: %w", err)
+		}
+		c.pidfd, c.killed = os.NewFile(uintptr(pidfd), "pidfd"), killed
 	}
 	return c, nil
 }

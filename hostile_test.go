@@ -458,60 +458,15 @@ func TestHostileStdinLockEndsWithCall(t *testing.T) {
 	assert.Equal(t, "locked again\n", out.Stdout)
 }
 
-// A command's zombie that a process outside the call (setsid) traces is not
-// the host's to reap until the tracer lets go: the call waits the drain
-// grace for that, not the tracer's pleasure, and says why it has no exit
-// status. The zombie is reaped once the tracer is gone.
-func TestHostileEscapedTracerHoldsZombie(t *testing.T) {
-	t.Parallel()
-	if !pidfdUsable() {
-		t.Skip("without pidfds the engine waits for the command in wait4, which a tracer holds (see SECURITY.md)")
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
-	dir := t.TempDir()
-	script := `import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-parent = os.getpid()
-if os.fork() == 0:
-    os.setsid()
-    ok = libc.ptrace(0x4206, parent, None, None) == 0  # PTRACE_SEIZE
-    open(sys.argv[1] + "/tracer", "w").write("%d %s" % (os.getpid(), ok))
-    time.sleep(30)
-    os._exit(0)
-while not os.path.exists(sys.argv[1] + "/tracer"):
-    time.sleep(0.01)
-time.sleep(0.1)
-open(sys.argv[1] + "/pid", "w").write(str(parent))
-print("exiting")`
-	out, elapsed, err := runHostile(t, ExecParams{Command: []string{"python3", "-c", script, dir}}.withTimeoutMs(20_000))
-	tr, rerr := os.ReadFile(filepath.Join(dir, "tracer"))
-	require.NoError(t, rerr)
-	var tracerPid int
-	var attached bool
-	_, serr := fmt.Sscanf(string(tr), "%d %t", &tracerPid, &attached)
-	require.NoError(t, serr)
-	defer syscall.Kill(tracerPid, syscall.SIGKILL)
-	if !attached {
-		t.Skip("ptrace refused here (Yama?)")
-	}
-	assert.Equal(t, "exiting\n", out.Stdout)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), fmt.Sprintf("process %d traces it", tracerPid))
-	assert.Less(t, elapsed, 5*time.Second, "the call waits the grace, not the tracer")
-	pid := engReadPid(t, filepath.Join(dir, "pid"))
-	require.NoError(t, syscall.Kill(tracerPid, syscall.SIGKILL))
-	engReaped(t, pid)
-}
-
 type goexitWriter struct{}
 
 func (goexitWriter) Write([]byte) (int, error) { runtime.Goexit(); return 0, nil }
 
 // A live writer that calls runtime.Goexit (a test's t.FailNow) ends the
 // calling goroutine, as it would have without the library, but only once
-// the command has ended and been reaped; the stream is read on meanwhile.
+// the command has ended and been reaped: where the engine polls, the
+// command is killed on the way out; elsewhere the stream is read on without
+// the writer until the command ends.
 func TestHostileLiveWriterGoexits(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
@@ -531,4 +486,75 @@ func TestHostileLiveWriterGoexits(t *testing.T) {
 	}
 	assert.Less(t, time.Since(start), 5*time.Second, "the stream was read on")
 	engReaped(t, engReadPid(t, pidFile))
+}
+
+// runEscapedTracer runs a command that has a process of its own, escaped
+// from its group (setsid), trace it with the given PTRACE_SEIZE options and
+// sleep, and then exits. It returns the call's result, the command's pid and
+// the tracer's; it skips where ptrace is refused, and kills the tracer when
+// the test ends.
+func runEscapedTracer(t *testing.T, options int, timeoutMs uint64) (out ExecToolCallOutput, elapsed time.Duration, err error, pid, tracer int) {
+	t.Helper()
+	if !pidfdUsable() {
+		t.Skip("without pidfds the engine waits in wait4, which a tracer holds (see SECURITY.md)")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	dir := t.TempDir()
+	script := `import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+parent = os.getpid()
+open(sys.argv[1] + "/pid", "w").write(str(parent))
+if os.fork() == 0:
+    os.setsid()
+    ok = libc.ptrace(0x4206, parent, None, int(sys.argv[2])) == 0  # PTRACE_SEIZE
+    open(sys.argv[1] + "/tracer", "w").write("%d %s" % (os.getpid(), ok))
+    time.sleep(30)
+    os._exit(0)
+while not os.path.exists(sys.argv[1] + "/tracer"):
+    time.sleep(0.01)
+time.sleep(0.1)
+print("exiting")`
+	p := ExecParams{Command: []string{"python3", "-c", script, dir, strconv.Itoa(options)}}.withTimeoutMs(timeoutMs)
+	out, elapsed, err = runHostile(t, p)
+	b, rerr := os.ReadFile(filepath.Join(dir, "tracer"))
+	require.NoError(t, rerr)
+	var attached bool
+	_, serr := fmt.Sscanf(string(b), "%d %t", &tracer, &attached)
+	require.NoError(t, serr)
+	t.Cleanup(func() { syscall.Kill(tracer, syscall.SIGKILL) })
+	if !attached {
+		t.Skip("ptrace refused here (Yama?)")
+	}
+	return out, elapsed, err, engReadPid(t, filepath.Join(dir, "pid")), tracer
+}
+
+// A command's zombie that a process outside the call traces is not the
+// host's to reap until the tracer lets go: the call waits the drain grace
+// for that, not the tracer's pleasure, and says why it has no exit status.
+// The zombie is reaped once the tracer is gone.
+func TestHostileEscapedTracerHoldsZombie(t *testing.T) {
+	t.Parallel()
+	out, elapsed, err, pid, tracer := runEscapedTracer(t, 0, 20_000)
+	assert.Equal(t, "exiting\n", out.Stdout)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("process %d traces it", tracer))
+	assert.Less(t, elapsed, 5*time.Second, "the call waits the grace, not the tracer")
+	require.NoError(t, syscall.Kill(tracer, syscall.SIGKILL))
+	engReaped(t, pid)
+}
+
+// A tracer that traces the command's exit (PTRACE_O_TRACEEXIT) holds it in
+// that exit, where SIGKILL no longer reaches it. The timeout's kill still
+// ends the call, a drain grace later.
+func TestHostileTracerHoldsExitPastTimeout(t *testing.T) {
+	t.Parallel()
+	const traceExit = 0x40 // PTRACE_O_TRACEEXIT
+	out, elapsed, err, pid, tracer := runEscapedTracer(t, traceExit, 1000)
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut)
+	assert.Less(t, elapsed, 3*time.Second, "the call waits a grace past the kill, not the tracer")
+	require.NoError(t, syscall.Kill(tracer, syscall.SIGKILL))
+	engReaped(t, pid)
 }

@@ -252,7 +252,16 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 	if group != nil {
 		c.release = group.Release
 		if attr.NewPIDNamespace {
-			c.release = group.ReleaseEmpty
+			c.release = func() {
+				// The namespace's init is reaped only after every other
+				// process in it: then the group is empty without a look.
+				// One a tracer keeps the call from reaping is not.
+				if c.reaped.Load() {
+					group.ReleaseEmpty()
+				} else {
+					group.Release()
+				}
+			}
 		}
 	}
 	return c, nil

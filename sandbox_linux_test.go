@@ -1570,3 +1570,62 @@ func TestLinuxIPCNamespaceRefused(t *testing.T) {
 	assert.True(t, s.PIDNamespace)
 	assert.False(t, s.IPCNamespace)
 }
+
+// A sandboxed command that a process outside the call (here the host's own
+// child, as root may) traces cannot be reaped when it exits: the call returns
+// after the drain grace, and its pids cgroup, which the unreaped command
+// still counts against, is not handed to the next call as empty.
+func TestLinuxTracedCommandLeavesNoFullCgroup(t *testing.T) {
+	s := requireSandbox(t)
+	if !s.PIDNamespace || cgroups() == nil {
+		t.Skip("needs a PID namespace and a pids cgroup")
+	}
+	if !pidfdUsable() {
+		t.Skip("without pidfds the engine waits in wait4, which a tracer holds")
+	}
+	python := lxPython(t)
+	dir := lxRealDir(t)
+	marker := "traced-" + strconv.Itoa(os.Getpid())
+	type result struct {
+		out ExecToolCallOutput
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// No child, so no SIGCHLD: a signal would stop the tracee until its
+		// tracer, which never waits, let it go.
+		out, err := lxRun(t, []string{"sh", "-c", `while [ ! -e "$1/attached" ]; do :; done; exit 0`, "sh", dir, marker},
+			[]string{dir}, SandboxPolicy{})
+		done <- result{out, err}
+	}()
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; {
+		require.True(t, time.Now().Before(deadline), "the command did not start")
+		if pids := pidsWithArg(marker); len(pids) > 0 {
+			pid = pids[0]
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tracer := exec.Command(python, "-c", `import ctypes, sys, time
+ok = ctypes.CDLL(None, use_errno=True).ptrace(0x4206, int(sys.argv[1]), None, None) == 0  # PTRACE_SEIZE
+open(sys.argv[2] + "/attached", "w").write(str(ok))
+time.sleep(60)`, strconv.Itoa(pid), dir)
+	require.NoError(t, tracer.Start())
+	defer func() {
+		tracer.Process.Kill()
+		tracer.Wait()
+		engReaped(t, pid)
+	}()
+	r := <-done
+	attached, _ := os.ReadFile(filepath.Join(dir, "attached"))
+	if string(attached) != "True" {
+		t.Skipf("ptrace refused here (Yama?): %s", attached)
+	}
+	require.Error(t, r.err)
+	assert.Contains(t, r.err.Error(), fmt.Sprintf("process %d traces it", tracer.Process.Pid))
+	for i := 0; i < 3; i++ {
+		out, err := lxRun(t, lxSh(`true & wait; echo forked`), []string{t.TempDir()}, SandboxPolicy{MaxProcesses: 2})
+		lxRequireOK(t, out, err)
+		assert.Equal(t, "forked\n", out.Stdout)
+	}
+}
