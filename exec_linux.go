@@ -211,6 +211,7 @@ func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 		for {
 			time.Sleep(100 * time.Millisecond)
 			if reaped, _, err := waitFor(ch.pid, syscall.WNOHANG); reaped || err != nil {
+				ch.reaped.Store(true)
 				return
 			}
 		}

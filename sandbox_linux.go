@@ -250,18 +250,25 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 		}
 	}
 	if group != nil {
-		c.release = group.Release
+		release := group.Release
 		if attr.NewPIDNamespace {
-			c.release = func() {
-				// The namespace's init is reaped only after every other
-				// process in it: then the group is empty without a look.
-				// One a tracer keeps the call from reaping is not.
-				if c.reaped.Load() {
-					group.ReleaseEmpty()
-				} else {
-					group.Release()
-				}
+			// The namespace's init is reaped only after every other process
+			// in it: then the group is empty without a look.
+			release = group.ReleaseEmpty
+		}
+		c.release = func() {
+			if c.reaped.Load() {
+				release()
+				return
 			}
+			// A tracer keeps the command from being reaped (see reapBy),
+			// and in the group, which cannot be removed or reused before.
+			go func() {
+				for !c.reaped.Load() {
+					time.Sleep(100 * time.Millisecond)
+				}
+				release()
+			}()
 		}
 	}
 	return c, nil

@@ -1571,11 +1571,13 @@ func TestLinuxIPCNamespaceRefused(t *testing.T) {
 	assert.False(t, s.IPCNamespace)
 }
 
-// A sandboxed command that a process outside the call (here the host's own
-// child, as root may) traces cannot be reaped when it exits: the call returns
-// after the drain grace, and its pids cgroup, which the unreaped command
-// still counts against, is not handed to the next call as empty.
-func TestLinuxTracedCommandLeavesNoFullCgroup(t *testing.T) {
+// lxRunTraced runs a sandboxed command that a process outside the call
+// (here the host's own child, as root may) traces with the given
+// PTRACE_SEIZE options once it has started; the command then exits. It
+// returns the call's result, how long it took, and the tracer, which the
+// test's end kills before it checks that the command was reaped.
+func lxRunTraced(t *testing.T, options int, timeoutMs uint64) (ExecToolCallOutput, time.Duration, error, *exec.Cmd) {
+	t.Helper()
 	s := requireSandbox(t)
 	if !s.PIDNamespace || cgroups() == nil {
 		t.Skip("needs a PID namespace and a pids cgroup")
@@ -1587,16 +1589,19 @@ func TestLinuxTracedCommandLeavesNoFullCgroup(t *testing.T) {
 	dir := lxRealDir(t)
 	marker := "traced-" + strconv.Itoa(os.Getpid())
 	type result struct {
-		out ExecToolCallOutput
-		err error
+		out     ExecToolCallOutput
+		elapsed time.Duration
+		err     error
 	}
 	done := make(chan result, 1)
 	go func() {
 		// No child, so no SIGCHLD: a signal would stop the tracee until its
 		// tracer, which never waits, let it go.
-		out, err := lxRun(t, []string{"sh", "-c", `while [ ! -e "$1/attached" ]; do :; done; exit 0`, "sh", dir, marker},
+		start := time.Now()
+		out, err := lxRunParams(t, ExecParams{Command: []string{"sh", "-c",
+			`while [ ! -e "$1/attached" ]; do :; done; exit 0`, "sh", dir, marker}}.withTimeoutMs(timeoutMs),
 			[]string{dir}, SandboxPolicy{})
-		done <- result{out, err}
+		done <- result{out, time.Since(start), err}
 	}()
 	var pid int
 	for deadline := time.Now().Add(10 * time.Second); pid == 0; {
@@ -1607,25 +1612,46 @@ func TestLinuxTracedCommandLeavesNoFullCgroup(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	tracer := exec.Command(python, "-c", `import ctypes, sys, time
-ok = ctypes.CDLL(None, use_errno=True).ptrace(0x4206, int(sys.argv[1]), None, None) == 0  # PTRACE_SEIZE
+ok = ctypes.CDLL(None, use_errno=True).ptrace(0x4206, int(sys.argv[1]), None, int(sys.argv[3])) == 0  # PTRACE_SEIZE
 open(sys.argv[2] + "/attached", "w").write(str(ok))
-time.sleep(60)`, strconv.Itoa(pid), dir)
+time.sleep(60)`, strconv.Itoa(pid), dir, strconv.Itoa(options))
 	require.NoError(t, tracer.Start())
-	defer func() {
+	t.Cleanup(func() {
 		tracer.Process.Kill()
 		tracer.Wait()
 		engReaped(t, pid)
-	}()
+	})
 	r := <-done
 	attached, _ := os.ReadFile(filepath.Join(dir, "attached"))
 	if string(attached) != "True" {
 		t.Skipf("ptrace refused here (Yama?): %s", attached)
 	}
-	require.Error(t, r.err)
-	assert.Contains(t, r.err.Error(), fmt.Sprintf("process %d traces it", tracer.Process.Pid))
+	return r.out, r.elapsed, r.err, tracer
+}
+
+// A sandboxed command that a process outside the call traces cannot be
+// reaped when it exits: the call returns after the drain grace, and its pids
+// cgroup, which the unreaped command still counts against, is not handed to
+// the next call as empty.
+func TestLinuxTracedCommandLeavesNoFullCgroup(t *testing.T) {
+	_, _, err, tracer := lxRunTraced(t, 0, 10_000)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("process %d traces it", tracer.Process.Pid))
 	for i := 0; i < 3; i++ {
 		out, err := lxRun(t, lxSh(`true & wait; echo forked`), []string{t.TempDir()}, SandboxPolicy{MaxProcesses: 2})
 		lxRequireOK(t, out, err)
 		assert.Equal(t, "forked\n", out.Stdout)
 	}
+}
+
+// A tracer that holds a sandboxed command in its exit (PTRACE_O_TRACEEXIT),
+// and so in its pids cgroup, holds neither the call past its timeout and
+// drain grace, nor the release of that cgroup, which waits for the command
+// in the background.
+func TestLinuxTracerHoldsExitPastTimeout(t *testing.T) {
+	const traceExit = 0x40 // PTRACE_O_TRACEEXIT
+	out, elapsed, err, _ := lxRunTraced(t, traceExit, 1500)
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut)
+	assert.Less(t, elapsed, 4*time.Second, "the call waits a grace past the kill, not the tracer")
 }
