@@ -48,9 +48,7 @@ func startPlain(req *spawnRequest) (*child, error) {
 // fork that gave none fails: the command is killed and reaped.
 func newChild(pid, pidfd int) (*child, error) {
 	if pidfd < 0 && pidfdUsable() {
-		killGroup(pid)
-		syscall.Kill(pid, syscall.SIGKILL)
-		reap(pid)
+		discard(pid)
 		return nil, errors.New("sandboxexec: the kernel gave no pidfd for the command")
 	}
 	c := &child{pid: pid}
@@ -58,14 +56,20 @@ func newChild(pid, pidfd int) (*child, error) {
 		killed, err := newEventfd()
 		if err != nil {
 			syscall.Close(pidfd)
-			killGroup(pid)
-			syscall.Kill(pid, syscall.SIGKILL)
-			reap(pid)
+			discard(pid)
 			return nil, fmt.Errorf("sandboxexec: %w", err)
 		}
 		c.pidfd, c.killed = os.NewFile(uintptr(pidfd), "pidfd"), killed
 	}
 	return c, nil
+}
+
+// discard kills a command the call cannot follow, and its group, and reaps
+// it, before its pid can be another's.
+func discard(pid int) {
+	killGroup(pid)
+	syscall.Kill(pid, syscall.SIGKILL)
+	reap(pid)
 }
 
 // reap waits for the command and reaps it (see waitFor).
