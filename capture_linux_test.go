@@ -95,6 +95,33 @@ func TestCaptureSplicePacketBacklog(t *testing.T) {
 	assert.Equal(t, wantCaptured(full), c.String())
 }
 
+// Once the head is full, a stream of small blocks is read in place into the
+// tail's ring, wherever a block leaves the ring's next byte: the capture is
+// what reading every byte gives, and nothing is spliced.
+func TestCaptureTailReadInPlace(t *testing.T) {
+	pr, pw, err := unpolledPipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	s := newStream(pr, nil)
+	defer s.close()
+	full := engSeq(60_000)
+	before := splicedAway.Load()
+	for written, block := 0, 1; written < len(full); block = block*7%4093 + 1 {
+		chunk := full[written:min(written+block, len(full))]
+		_, err := pw.Write([]byte(chunk))
+		require.NoError(t, err)
+		written += len(chunk)
+		require.True(t, s.pump(pr.Fd()), "the stream goes on")
+		require.Zero(t, pipeHolds(pr.Fd(), -1), "pump empties the pipe")
+	}
+	require.NoError(t, pw.Close())
+	require.False(t, s.pump(pr.Fd()), "EOF ends the stream")
+	assert.Equal(t, int64(len(full)), s.capture.total)
+	assert.Equal(t, wantCaptured(full), s.capture.String())
+	assert.Equal(t, before, splicedAway.Load(), "small blocks are read, not spliced")
+}
+
 // A process that escaped the kill holds the pipe open after a flood: the
 // drain stops at its deadline, and keeps the stream's last bytes, which sat
 // in the tail pipe.

@@ -19,7 +19,8 @@
 //     the sandboxed row again from a host holding 4 GiB of live heap;
 //   - capture: 1 GiB from head and from dd through ProcessExecToolCall
 //     (SandboxNone), with the host's heap growth during the call, against
-//     `head | cat >/dev/null` (the floor) and `head >/dev/null`;
+//     `head | cat >/dev/null` (the floor), a reader that splices the pipe to
+//     /dev/null (the most any reader of the pipe can do) and `head >/dev/null`;
 //   - concurrency: sandboxed /bin/true with 1, 8 and 64 calls in flight, and
 //     bare os/exec with 1 and 8 in flight for reference: what this machine
 //     allows any spawner.
@@ -54,6 +55,7 @@ import (
 
 	"github.com/agentbox/sandboxexec"
 	"github.com/agentbox/sandboxexec/internal/heapsample"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -239,7 +241,10 @@ func run(cfg config) (missed bool, err error) {
 	nullCap := &row{name: "sh: head >/dev/null", measure: func(r *row) error {
 		return r.timed(1, exec.Command("sh", "-c", "head -c "+size+" /dev/zero >/dev/null").Run)
 	}}
-	capture := []*row{catCap, headCap, ddCap, nullCap}
+	keepNothing := &row{name: "head | splice to /dev/null (keeps nothing)", measure: func(r *row) error {
+		return r.timed(1, func() error { return spliceAway(headCmd, cfg.captureBytes) })
+	}}
+	capture := []*row{catCap, headCap, ddCap, keepNothing, nullCap}
 
 	// Concurrency rows.
 	concRow := func(name string, f func() error, inFlight int, skip string) *row {
@@ -434,6 +439,64 @@ func captureCall(r *row, cmd []string, want int64) error {
 		err = fmt.Errorf("%s: %d bytes on stdout, want %d", r.name, out.StdoutBytes, want)
 	}
 	return err
+}
+
+// spliceAway runs cmd with its stdout in a 1 MiB pipe that it splices to
+// /dev/null as the pipe fills, waiting in poll(2): no reader can take a
+// stream for less, since it copies nothing and keeps nothing. The row
+// measures how much of a capture's time is the writer's and the pipe's,
+// which no capture can win back.
+func spliceAway(cmd []string, want int64) error {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
+	// The read end stays out of Go's poller, whose wake per write costs
+	// more than the splice.
+	pr, pw := os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
+	defer pr.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		pw.Close()
+		return err
+	}
+	defer null.Close()
+	unix.FcntlInt(pr.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	c := exec.Command(cmd[0], cmd[1:]...)
+	c.Stdout = pw
+	err = c.Start()
+	pw.Close()
+	if err != nil {
+		return err
+	}
+	fds := []unix.PollFd{{Fd: int32(p[0]), Events: unix.POLLIN}}
+	var moved int64
+	for {
+		n, err := unix.Splice(p[0], nil, int(null.Fd()), nil, 1<<20, unix.SPLICE_F_NONBLOCK)
+		if n > 0 {
+			moved += n
+			continue
+		}
+		if err == unix.EAGAIN {
+			_, err = unix.Poll(fds, -1)
+		}
+		if err == nil && n == 0 && fds[0].Revents == 0 {
+			break // EOF
+		}
+		if err != nil && err != unix.EINTR {
+			c.Process.Kill()
+			c.Wait()
+			return err
+		}
+		fds[0].Revents = 0
+	}
+	if err := c.Wait(); err != nil {
+		return err
+	}
+	if moved != want {
+		return fmt.Errorf("%d bytes spliced, want %d", moved, want)
+	}
+	return nil
 }
 
 // concurrent runs f n times with inFlight runs going on at any time.
