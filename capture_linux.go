@@ -67,52 +67,37 @@ const pumpReads = 16
 // pump reads what the pipe fd (non-blocking) holds into the stream, and
 // reports whether the stream goes on: false once it has reached EOF, or its
 // read failed.
+//
+// Once every further byte goes to the capture's tail and no live writer
+// watches the stream, reads go straight into the tail's ring, a copy fewer
+// than through the read buffer, and go on until the pipe is empty: a writer
+// of small blocks (head writes 4 KiB at a time) is faster than a poll and a
+// read per block, and would wait on the reader.
 func (s *stream) pump(fd uintptr) bool {
-	if s.live == nil && s.capture.headFull() && s.capture.tailLimit > 0 {
-		return s.pumpTail(fd)
-	}
 	for range pumpReads {
-		n, err := rawRead(fd, s.buf)
+		buf, inPlace := s.buf, s.live == nil && s.capture.headFull() && s.capture.tailLimit > 0
+		if inPlace {
+			buf = s.capture.ringSpace()
+		}
+		n, err := rawRead(fd, buf)
 		switch {
-		case n == len(s.buf):
-			s.take(s.buf)
+		case n > 0 && inPlace:
+			s.capture.ringFilled(n)
+			// A read that fills the whole ring means a backlog of a tail
+			// or more, which filled splices rather than reads.
+			if n == s.capture.tailLimit && s.filled(fd) {
+				return false
+			}
+		case n == len(buf):
+			s.take(buf)
 			if s.filled(fd) {
 				return false
 			}
 		case n > 0:
 			// The pipe is empty now, most likely: poll says when it is not,
 			// where another read would say EAGAIN first.
-			s.take(s.buf[:n])
+			s.take(buf[:n])
 			return true
-		case err == unix.EINTR:
-		case err == unix.EAGAIN:
-			return true
-		default: // EOF, or an error
-			return false
-		}
-	}
-	return true
-}
-
-// pumpTail is pump once every further byte goes to the capture's tail and no
-// live writer watches the stream. Reads go straight into the tail's ring, a
-// copy fewer than through the read buffer, and go on until the pipe is
-// empty: a writer of small blocks (head writes 4 KiB at a time) is faster
-// than a poll and a read per block, and would wait on the reader. A read that
-// fills the whole ring means a backlog of a tail or more, which filled
-// splices rather than reads.
-func (s *stream) pumpTail(fd uintptr) bool {
-	for range pumpReads {
-		space := s.capture.ringSpace()
-		n, err := rawRead(fd, space)
-		switch {
-		case n == s.capture.tailLimit:
-			s.capture.ringFilled(n)
-			if s.filled(fd) {
-				return false
-			}
-		case n > 0:
-			s.capture.ringFilled(n)
 		case err == unix.EINTR:
 		case err == unix.EAGAIN:
 			return true
