@@ -59,6 +59,9 @@ func enlargePipe(fd uintptr) {
 	unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
 }
 
+// pageSize is the most a read of a pipe in packet mode returns.
+var pageSize = os.Getpagesize()
+
 // pumpReads bounds the reads of one pump, so that a stream that never runs
 // dry still lets the engine look at the other stream, the command and the
 // deadline now and then.
@@ -72,12 +75,16 @@ const pumpReads = 16
 // watches the stream, reads go straight into the tail's ring, a copy fewer
 // than through the read buffer, and go on until the pipe is empty: a writer
 // of small blocks (head writes 4 KiB at a time) is faster than a poll and a
-// read per block, and would wait on the reader.
+// read per block, and would wait on the reader. Only where the ring has a
+// page free up to its end: a writer in packet mode (O_DIRECT) puts up to a
+// page in each read, and read(2) drops what of it the buffer cannot hold.
 func (s *stream) pump(fd uintptr) bool {
 	for range pumpReads {
-		buf, inPlace := s.buf, s.live == nil && s.capture.headFull() && s.capture.tailLimit > 0
-		if inPlace {
-			buf = s.capture.ringSpace()
+		buf, inPlace := s.buf, false
+		if s.live == nil && s.capture.headFull() && s.capture.tailLimit > 0 {
+			if space := s.capture.ringSpace(); len(space) >= pageSize {
+				buf, inPlace = space, true
+			}
 		}
 		n, err := rawRead(fd, buf)
 		switch {

@@ -122,6 +122,58 @@ func TestCaptureTailReadInPlace(t *testing.T) {
 	assert.Equal(t, before, splicedAway.Load(), "small blocks are read, not spliced")
 }
 
+// A writer in packet mode (O_DIRECT on its end of the pipe) gets each write
+// read whole, however the tail's ring is filled: the capture loses no byte
+// of a packet that would not fit in the ring's free end.
+func TestCaptureTailPackets(t *testing.T) {
+	pr, pw, err := unpolledPipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	s := newStream(pr, nil)
+	defer s.close()
+	const packet = 3000
+	full := engSeq(60_000)[:MaxStreamOutput/2+60*packet]
+	_, err = pw.Write([]byte(full[:MaxStreamOutput/2]))
+	require.NoError(t, err)
+	require.True(t, s.pump(pr.Fd()))
+	require.True(t, s.capture.headFull())
+	flags, err := unix.FcntlInt(pw.Fd(), unix.F_GETFL, 0)
+	require.NoError(t, err)
+	_, err = unix.FcntlInt(pw.Fd(), unix.F_SETFL, flags|unix.O_DIRECT)
+	require.NoError(t, err)
+	for i := MaxStreamOutput / 2; i < len(full); i += packet {
+		_, err := pw.Write([]byte(full[i : i+packet]))
+		require.NoError(t, err)
+		require.True(t, s.pump(pr.Fd()))
+	}
+	require.NoError(t, pw.Close())
+	require.False(t, s.pump(pr.Fd()), "EOF ends the stream")
+	assert.Equal(t, int64(len(full)), s.capture.total)
+	assert.True(t, wantCaptured(full) == s.capture.String(), "the capture is what was written")
+}
+
+// The same through a call: the command puts its own stdout in packet mode.
+func TestCaptureCommandWritesPackets(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	full := engSeq(60_000)[:MaxStreamOutput/2+60*3000]
+	f := filepath.Join(t.TempDir(), "data")
+	require.NoError(t, os.WriteFile(f, []byte(full), 0o644))
+	script := `import fcntl, os, sys
+fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_DIRECT)
+d = open(sys.argv[1], "rb").read()
+for i in range(0, len(d), 3000):
+    os.write(1, d[i:i+3000])
+`
+	out, _, err := engRun(t, engCmd("python3", "-c", script, f))
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(full)), out.StdoutBytes)
+	assert.True(t, wantCaptured(full) == out.Stdout, "the capture is what was written")
+}
+
 // A process that escaped the kill holds the pipe open after a flood: the
 // drain stops at its deadline, and keeps the stream's last bytes, which sat
 // in the tail pipe.
