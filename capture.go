@@ -54,22 +54,6 @@ func (c *capture) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// ringSpace is where the tail's next bytes go, up to the ring's end, for a
-// reader that reads them in place; ringFilled(n) then takes n of them. Only
-// once the head is full, and tailLimit > 0.
-func (c *capture) ringSpace() []byte {
-	if c.ring == nil {
-		c.ring = make([]byte, c.tailLimit)
-	}
-	return c.ring[c.ringNext:]
-}
-
-func (c *capture) ringFilled(n int) {
-	c.total += int64(n)
-	c.ringNext = (c.ringNext + n) % c.tailLimit
-	c.ringUsed = min(c.ringUsed+n, c.tailLimit)
-}
-
 // skip counts n bytes that were written and are not kept: a run of bytes
 // that comes before at least tailLimit more.
 func (c *capture) skip(n int64) { c.total += n }

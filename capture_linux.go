@@ -59,9 +59,6 @@ func enlargePipe(fd uintptr) {
 	unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
 }
 
-// pageSize is the most a read of a pipe in packet mode returns.
-var pageSize = os.Getpagesize()
-
 // pumpReads bounds the reads of one pump, so that a stream that never runs
 // dry still lets the engine look at the other stream, the command and the
 // deadline now and then.
@@ -69,42 +66,19 @@ const pumpReads = 16
 
 // pump reads what the pipe fd (non-blocking) holds into the stream, and
 // reports whether the stream goes on: false once it has reached EOF, or its
-// read failed.
-//
-// Once every further byte goes to the capture's tail and no live writer
-// watches the stream, reads go straight into the tail's ring, a copy fewer
-// than through the read buffer, and go on until the pipe is empty: a writer
-// of small blocks (head writes 4 KiB at a time) is faster than a poll and a
-// read per block, and would wait on the reader. Only where the ring has a
-// page free up to its end: a writer in packet mode (O_DIRECT) puts up to a
-// page in each read, and read(2) drops what of it the buffer cannot hold.
+// read failed. It reads until the pipe is empty, not just once per poll: a
+// writer of small blocks (head writes 4 KiB at a time) has often written the
+// next one by the time a read returns, and a poll and a read per block kept
+// it waiting on the reader.
 func (s *stream) pump(fd uintptr) bool {
 	for range pumpReads {
-		buf, inPlace := s.buf, false
-		if s.live == nil && s.capture.headFull() && s.capture.tailLimit > 0 {
-			if space := s.capture.ringSpace(); len(space) >= pageSize {
-				buf, inPlace = space, true
-			}
-		}
-		n, err := rawRead(fd, buf)
+		n, err := rawRead(fd, s.buf)
 		switch {
-		case n > 0 && inPlace:
-			s.capture.ringFilled(n)
-			// A read that fills the whole ring means a backlog of a tail
-			// or more, which filled splices rather than reads.
-			if n == s.capture.tailLimit && s.filled(fd) {
-				return false
-			}
-		case n == len(buf):
-			s.take(buf)
-			if s.filled(fd) {
-				return false
-			}
 		case n > 0:
-			// The pipe is empty now, most likely: poll says when it is not,
-			// where another read would say EAGAIN first.
-			s.take(buf[:n])
-			return true
+			s.take(s.buf[:n])
+			if n == len(s.buf) && s.filled(fd) {
+				return false
+			}
 		case err == unix.EINTR:
 		case err == unix.EAGAIN:
 			return true

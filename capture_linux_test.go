@@ -95,10 +95,9 @@ func TestCaptureSplicePacketBacklog(t *testing.T) {
 	assert.Equal(t, wantCaptured(full), c.String())
 }
 
-// Once the head is full, a stream of small blocks is read in place into the
-// tail's ring, wherever a block leaves the ring's next byte: the capture is
-// what reading every byte gives, and nothing is spliced.
-func TestCaptureTailReadInPlace(t *testing.T) {
+// A stream of small blocks, of every length, is read as it comes: each pump
+// empties the pipe, and the capture is what reading every byte gives.
+func TestCaptureSmallBlocks(t *testing.T) {
 	pr, pw, err := unpolledPipe()
 	require.NoError(t, err)
 	defer pr.Close()
@@ -123,8 +122,8 @@ func TestCaptureTailReadInPlace(t *testing.T) {
 }
 
 // A writer in packet mode (O_DIRECT on its end of the pipe) gets each write
-// read whole, however the tail's ring is filled: the capture loses no byte
-// of a packet that would not fit in the ring's free end.
+// read whole (a read drops what of a packet its buffer cannot hold): the
+// capture loses no byte of packets that do not divide the capture's halves.
 func TestCaptureTailPackets(t *testing.T) {
 	pr, pw, err := unpolledPipe()
 	require.NoError(t, err)

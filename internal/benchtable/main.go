@@ -480,7 +480,7 @@ func spliceAway(cmd []string, want int64) error {
 	for {
 		n, err := unix.Splice(p[0], nil, int(null.Fd()), nil, 1<<20, unix.SPLICE_F_NONBLOCK)
 		if n > 0 {
-			moved += n
+			moved += int64(n) // n is an int on 32-bit platforms
 			continue
 		}
 		if err == unix.EAGAIN {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -223,8 +224,8 @@ func FuzzHandled(f *testing.F) {
 		f.Add(abi, false, false, uint8(0))
 		f.Add(abi, true, true, uint8(1))
 	}
-	f.Add(1<<40, false, true, uint8(3))
-	f.Add(-1<<40, true, false, uint8(0))
+	f.Add(math.MaxInt, false, true, uint8(3))
+	f.Add(math.MinInt, true, false, uint8(0))
 	f.Fuzz(func(t *testing.T, rawABI int, fullDisk, denyNet bool, nroots uint8) {
 		// Fold any int into -2..20.
 		abi := rawABI % 23
