@@ -98,12 +98,7 @@ func TestCaptureSplicePacketBacklog(t *testing.T) {
 // A stream of small blocks, of every length, is read as it comes: each pump
 // empties the pipe, and the capture is what reading every byte gives.
 func TestCaptureSmallBlocks(t *testing.T) {
-	pr, pw, err := unpolledPipe()
-	require.NoError(t, err)
-	defer pr.Close()
-	defer pw.Close()
-	s := newStream(pr, nil)
-	defer s.close()
+	pr, pw, s := pumpedStream(t)
 	full := engSeq(60_000)
 	before := splicedAway.Load()
 	for written, block := 0, 1; written < len(full); block = block*7%4093 + 1 {
@@ -121,19 +116,28 @@ func TestCaptureSmallBlocks(t *testing.T) {
 	assert.Equal(t, before, splicedAway.Load(), "small blocks are read, not spliced")
 }
 
+// pumpedStream is a stream on a pipe that the test writes to and pumps
+// itself.
+func pumpedStream(t *testing.T) (pr, pw *os.File, s *stream) {
+	pr, pw, err := unpolledPipe()
+	require.NoError(t, err)
+	s = newStream(pr, nil)
+	t.Cleanup(func() {
+		s.close()
+		pr.Close()
+		pw.Close()
+	})
+	return pr, pw, s
+}
+
 // A writer in packet mode (O_DIRECT on its end of the pipe) gets each write
 // read whole (a read drops what of a packet its buffer cannot hold): the
 // capture loses no byte of packets that do not divide the capture's halves.
 func TestCaptureTailPackets(t *testing.T) {
-	pr, pw, err := unpolledPipe()
-	require.NoError(t, err)
-	defer pr.Close()
-	defer pw.Close()
-	s := newStream(pr, nil)
-	defer s.close()
+	pr, pw, s := pumpedStream(t)
 	const packet = 3000
 	full := engSeq(60_000)[:MaxStreamOutput/2+60*packet]
-	_, err = pw.Write([]byte(full[:MaxStreamOutput/2]))
+	_, err := pw.Write([]byte(full[:MaxStreamOutput/2]))
 	require.NoError(t, err)
 	require.True(t, s.pump(pr.Fd()))
 	require.True(t, s.capture.headFull())
