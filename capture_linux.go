@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,10 +60,14 @@ func enlargePipe(fd uintptr) {
 	unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
 }
 
-// pumpReads bounds the reads of one pump, so that a stream that never runs
+// pumpReads and pumpTime bound one pump, so that a stream that never runs
 // dry still lets the engine look at the other stream, the command and the
-// deadline now and then.
-const pumpReads = 16
+// deadline now and then: pumpTime where a slow live writer, not the reads,
+// takes the time.
+const (
+	pumpReads = 16
+	pumpTime  = 5 * time.Millisecond
+)
 
 // pump reads what the pipe fd (non-blocking) holds into the stream, and
 // reports whether the stream goes on: false once it has reached EOF, or its
@@ -71,7 +76,11 @@ const pumpReads = 16
 // next one by the time a read returns, and a poll and a read per block kept
 // it waiting on the reader.
 func (s *stream) pump(fd uintptr) bool {
-	for range pumpReads {
+	start := time.Now()
+	for i := range pumpReads {
+		if i > 0 && time.Since(start) > pumpTime {
+			return true
+		}
 		n, err := rawRead(fd, s.buf)
 		switch {
 		case n > 0:

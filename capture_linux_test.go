@@ -130,6 +130,27 @@ func pumpedStream(t *testing.T) (pr, pw *os.File, s *stream) {
 	return pr, pw, s
 }
 
+// A live writer that takes its time holds up a call by no more than a few
+// of its writes past the drain grace: each pump ends once it has taken a
+// while, and the engine looks at the deadline.
+func TestCaptureSlowLiveWriterKeepsGrace(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid(1) not installed")
+	}
+	const pause = 30 * time.Millisecond
+	line := strings.Repeat("x", 99)
+	// The loop escapes the group kill and keeps the pipe full past the
+	// command's exit.
+	script := `setsid sh -c 'echo "$$" >&2; while :; do echo ` + line + `; done' & sleep 0.1; echo done >&2`
+	out, elapsed, err := engRun(t, engSh(script), WithLiveOutput(slowWriter(pause), nil))
+	for _, pid := range engPids(t, out.Stderr) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	require.NoError(t, err)
+	assert.Less(t, elapsed, 100*time.Millisecond+drainGrace+10*pause, "the call waited for many writes past its grace")
+}
+
 // A writer in packet mode (O_DIRECT on its end of the pipe) gets each write
 // read whole (a read drops what of a packet its buffer cannot hold): the
 // capture loses no byte of packets that do not divide the capture's halves.
@@ -295,10 +316,14 @@ func unpolledPipe() (r, w *os.File, err error) {
 	return r, os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
-// slowWriter takes a millisecond per write and never fails.
-type slowWriter struct{}
+// slowWriter is a live writer that takes its value's time over every write
+// and never fails.
+type slowWriter time.Duration
 
-func (slowWriter) Write(p []byte) (int, error) { time.Sleep(time.Millisecond); return len(p), nil }
+func (w slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(time.Duration(w))
+	return len(p), nil
+}
 
 // Once the drain grace is over, the last look at the pipe takes what it
 // holds then, not what a process that escaped the kill keeps adding: with a
@@ -310,7 +335,7 @@ func TestCaptureSweepBoundedUnderEscapedFlood(t *testing.T) {
 		t.Skip("setsid(1) not installed")
 	}
 	p := engSh(`setsid sh -c 'echo "$$" >&2; exec timeout 20 cat /dev/zero' & sleep 0.3; echo done >&2`)
-	out, elapsed, err := engRun(t, p, WithLiveOutput(slowWriter{}, nil))
+	out, elapsed, err := engRun(t, p, WithLiveOutput(slowWriter(time.Millisecond), nil))
 	for _, pid := range engPids(t, out.Stderr) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
