@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 )
 
 // capture keeps at most limit bytes of one stream: the first limit/2 bytes
@@ -195,10 +196,24 @@ func (s *stream) drain() {
 
 // sweep reads what the pipe fd (non-blocking) holds right now, past any
 // deadline. Only what it holds when the sweep starts: a writer that escaped
-// the kill may refill the pipe as fast as it is read.
+// the kill may refill the pipe as fast as it is read. The capture gets all of
+// it, the live writer what the first pumpTime gives it: a pipe can hold a
+// MiB or more, in 64 KiB reads or in one-byte packets, and a slow writer
+// would hold the call past its deadline for each.
 func (s *stream) sweep(fd uintptr) {
-	readAvailable(fd, s.buf, pipeHolds(fd, len(s.buf)), s.take)
+	liveUntil := time.Now().Add(pumpTime)
+	readAvailable(fd, s.buf, pipeHolds(fd, len(s.buf)), func(b []byte) {
+		if s.live != nil && time.Now().Before(liveUntil) {
+			s.writeLive(b)
+		}
+		s.capture.Write(b)
+	})
 }
+
+// pumpTime bounds how long the reading of one stream feeds a live writer
+// before the engine looks at the command and the deadline again (see pump),
+// and how long it feeds one once the deadline has passed.
+const pumpTime = 5 * time.Millisecond
 
 // readAvailable reads up to limit bytes of the non-blocking descriptor fd,
 // stopping early when it has nothing more to give (or fails), and hands each

@@ -64,10 +64,7 @@ func enlargePipe(fd uintptr) {
 // dry still lets the engine look at the other stream, the command and the
 // deadline now and then: pumpTime where a slow live writer, not the reads,
 // takes the time.
-const (
-	pumpReads = 16
-	pumpTime  = 5 * time.Millisecond
-)
+const pumpReads = 16
 
 // pump reads what the pipe fd (non-blocking) holds into the stream, and
 // reports whether the stream goes on: false once it has reached EOF, or its

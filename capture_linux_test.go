@@ -131,24 +131,31 @@ func pumpedStream(t *testing.T) (pr, pw *os.File, s *stream) {
 }
 
 // A live writer that takes its time holds up a call by no more than a few
-// of its writes past the drain grace: each pump ends once it has taken a
-// while, and the engine looks at the deadline.
+// of its writes past the drain grace, whether the process left behind writes
+// lines (each pump ends once it has taken a while, and the engine looks at
+// the deadline) or floods its pipe, which has grown to 1 MiB by then (the
+// last sweep feeds the writer for a moment only).
 func TestCaptureSlowLiveWriterKeepsGrace(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("setsid(1) not installed")
 	}
 	const pause = 30 * time.Millisecond
-	line := strings.Repeat("x", 99)
-	// The loop escapes the group kill and keeps the pipe full past the
-	// command's exit.
-	script := `setsid sh -c 'echo "$$" >&2; while :; do echo ` + line + `; done' & sleep 0.1; echo done >&2`
-	out, elapsed, err := engRun(t, engSh(script), WithLiveOutput(slowWriter(pause), nil))
-	for _, pid := range engPids(t, out.Stderr) {
-		syscall.Kill(pid, syscall.SIGKILL)
+	for name, writer := range map[string]string{
+		"lines": `while :; do echo ` + strings.Repeat("x", 99) + `; done`,
+		"flood": `exec timeout 20 cat /dev/zero`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			script := `setsid sh -c 'echo "$$" >&2; ` + writer + `' & sleep 0.1; echo done >&2`
+			out, elapsed, err := engRun(t, engSh(script), WithLiveOutput(slowWriter(pause), nil))
+			for _, pid := range engPids(t, out.Stderr) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			require.NoError(t, err)
+			assert.Less(t, elapsed, 100*time.Millisecond+drainGrace+10*pause, "the call waited for many writes past its grace")
+		})
 	}
-	require.NoError(t, err)
-	assert.Less(t, elapsed, 100*time.Millisecond+drainGrace+10*pause, "the call waited for many writes past its grace")
 }
 
 // A writer in packet mode (O_DIRECT on its end of the pipe) gets each write
