@@ -196,12 +196,12 @@ func WithStdin(r io.Reader) Option {
 // to the given writers as it arrives, uncapped, in addition to the capture.
 // A nil writer is skipped. A writer that blocks holds up the reading of the
 // stream it is fed from (on Linux, of both streams), and so the call. Once
-// the call's deadline has passed (its timeout, or the grace after the
-// command's exit for output a stray process holds open), a writer gets what
-// is left in the pipes for a few milliseconds at most; the capture gets all
-// of it. A writer that returns an error, or panics, gets nothing more, and
-// the capture goes on; a panic is raised again in the caller once the
-// command has ended.
+// the drain grace is over (500 ms after the command's exit, or after the
+// call killed it on timeout or cancellation), a writer gets what is left in
+// its pipe only for about 5 ms more, and the write it is in; the capture
+// gets all of it. A writer that returns an error, or panics, gets nothing
+// more, and the capture goes on; a panic is raised again in the caller once
+// the command has ended.
 func WithLiveOutput(stdout, stderr io.Writer) Option {
 	return func(c *config) { c.liveStdout, c.liveStderr = stdout, stderr }
 }
