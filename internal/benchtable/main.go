@@ -477,24 +477,26 @@ func spliceAway(cmd []string, want int64) error {
 	}
 	fds := []unix.PollFd{{Fd: int32(p[0]), Events: unix.POLLIN}}
 	var moved int64
+	fail := func(err error) error {
+		c.Process.Kill()
+		c.Wait()
+		return err
+	}
+splicing:
 	for {
 		n, err := unix.Splice(p[0], nil, int(null.Fd()), nil, 1<<20, unix.SPLICE_F_NONBLOCK)
-		if n > 0 {
+		switch {
+		case n > 0:
 			moved += int64(n) // n is an int on 32-bit platforms
-			continue
+		case err == nil: // EOF
+			break splicing
+		case err == unix.EAGAIN:
+			if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+				return fail(err)
+			}
+		case err != unix.EINTR:
+			return fail(err)
 		}
-		if err == unix.EAGAIN {
-			_, err = unix.Poll(fds, -1)
-		}
-		if err == nil && n == 0 && fds[0].Revents == 0 {
-			break // EOF
-		}
-		if err != nil && err != unix.EINTR {
-			c.Process.Kill()
-			c.Wait()
-			return err
-		}
-		fds[0].Revents = 0
 	}
 	if err := c.Wait(); err != nil {
 		return err
