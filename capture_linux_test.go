@@ -116,6 +116,23 @@ func TestCaptureSmallBlocks(t *testing.T) {
 	assert.Equal(t, before, splicedAway.Load(), "small blocks are read, not spliced")
 }
 
+// One pump reads until the pipe is empty, not once: with packets queued (one
+// per read), a single pump takes them all.
+func TestCapturePumpReadsUntilEmpty(t *testing.T) {
+	pr, pw, s := pumpedStream(t)
+	flags, err := unix.FcntlInt(pw.Fd(), unix.F_GETFL, 0)
+	require.NoError(t, err)
+	_, err = unix.FcntlInt(pw.Fd(), unix.F_SETFL, flags|unix.O_DIRECT)
+	require.NoError(t, err)
+	for _, packet := range []string{"one\n", "two\n", "three\n"} {
+		_, err := pw.Write([]byte(packet))
+		require.NoError(t, err)
+	}
+	require.True(t, s.pump(pr.Fd()), "the stream goes on")
+	assert.Zero(t, pipeHolds(pr.Fd(), -1), "one pump empties the pipe")
+	assert.Equal(t, "one\ntwo\nthree\n", s.capture.String())
+}
+
 // pumpedStream is a stream on a pipe that the test writes to and pumps
 // itself.
 func pumpedStream(t *testing.T) (pr, pw *os.File, s *stream) {
