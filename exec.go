@@ -429,8 +429,9 @@ func argSizes(req *spawnRequest) string {
 
 // awaitDraining is the engine's wait where it does not poll the pipes
 // itself: a goroutine drains each stream while this one waits for the
-// command. Once the command has exited and been reaped (with no pidfd there
-// is nothing to learn of the exit by before), it calls ended, and then gives
+// command. Once the command has exited it calls ended (before the reap
+// where the kernel can tell of the exit without reaping: see waitCommand),
+// and then gives
 // the streams drainGrace to reach EOF: only a process that left the group
 // (setsid) and still holds a pipe makes the wait that long; the bytes read
 // until then are kept.
@@ -455,8 +456,7 @@ func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, s
 			returned = true
 		}()
 	}
-	exitCode, signal, err = waitCommand(ch)
-	ended()
+	exitCode, signal, err = waitCommand(ch, ended)
 	deadline := time.Now().Add(drainGrace)
 	for _, s := range streams {
 		s.r.SetReadDeadline(deadline)

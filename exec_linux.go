@@ -56,6 +56,33 @@ func askPidfd(sys *syscall.SysProcAttr) *int {
 	return &fd
 }
 
+// waitExited waits until the command pid has exited, and leaves it
+// unreaped (waitid with WNOWAIT, as os.Process.Wait does here); it reports
+// whether it could.
+func waitExited(pid int) bool {
+	const cldExited, cldKilled, cldDumped = 1, 2, 3 // si_code of an exit
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return false
+		case info.Code == cldExited || info.Code == cldKilled || info.Code == cldDumped:
+			return true
+		default:
+			// A stop, which a command that asked this process to trace it
+			// (PTRACE_TRACEME) reports despite WEXITED: take it, as reap
+			// would, and wait on. WSTOPPED alone never reaps, and WNOHANG
+			// returns if a kill has ended the stop since.
+			err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WNOHANG, nil)
+			if err != nil && err != unix.EINTR {
+				return false
+			}
+		}
+	}
+}
+
 // newEventfd makes the eventfd a call's kill writes to. Blocking, so that
 // os.NewFile keeps it out of Go's poller; a write of 1 never blocks.
 func newEventfd() (*os.File, error) {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -216,4 +217,49 @@ func TestSandboxTimeoutWithoutPidfdSignal(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, out.TimedOut)
 	assert.Less(t, time.Since(start), 3*time.Second, "the timeout killed the command")
+}
+
+// Where the engine has no pidfd, it still ends the command's group while
+// the command is a zombie, not after the reap: its pid, and its group's id,
+// can then be nobody else's.
+func TestAwaitDrainingEndsBeforeReap(t *testing.T) {
+	req := &spawnRequest{path: "/bin/sh", argv: []string{"sh", "-c", "echo out; exit 7"}, env: os.Environ()}
+	stdin, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer stdin.Close()
+	req.stdio[0] = stdin
+	var readers [2]*os.File
+	for i := range readers {
+		r, w, err := os.Pipe() // in Go's poller, as drain needs
+		require.NoError(t, err)
+		defer r.Close()
+		readers[i], req.stdio[i+1] = r, w
+	}
+	ch, err := startPlain(req)
+	req.stdio[1].Close()
+	req.stdio[2].Close()
+	require.NoError(t, err)
+	if ch.pidfd != nil {
+		ch.pidfd.Close()
+		ch.killed.Close()
+		ch.pidfd, ch.killed = nil, nil
+	}
+	streams := [2]*stream{newStream(readers[0], nil), newStream(readers[1], nil)}
+	defer streams[0].close()
+	defer streams[1].close()
+
+	state := "not called"
+	code, _, err := awaitDraining(ch, streams, func() {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(ch.pid) + "/stat")
+		if err != nil {
+			state = err.Error()
+			return
+		}
+		_, after, _ := strings.Cut(string(stat), ") ")
+		state, _, _ = strings.Cut(after, " ")
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 7, code)
+	assert.Equal(t, "Z", state, "the command's state when the call ended its group")
+	assert.Equal(t, "out\n", streams[0].capture.String())
 }

@@ -23,6 +23,11 @@ func kernelReapsChildren() bool { return false }
 // newEventfd is never called: only Linux has pidfds.
 func newEventfd() (*os.File, error) { return nil, errors.ErrUnsupported }
 
+// waitExited cannot wait for an exit without reaping here: Darwin's waitid
+// also returns for a stopped process (Go issue 19314), and Windows waits
+// otherwise (see waitCommand).
+func waitExited(int) bool { return false }
+
 // await drains the streams and waits for the command (see awaitDraining).
 func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	return awaitDraining(ch, streams, ended)

@@ -97,11 +97,21 @@ func waitFor(pid, options int) (reaped bool, ws syscall.WaitStatus, err error) {
 	}
 }
 
-// waitCommand waits for the command where the engine has no pidfd, and
-// reaps it.
-func waitCommand(c *child) (exitCode int, signal string, err error) {
+// waitCommand waits for the command where the engine has no pidfd, calls
+// exited, and reaps it. Where the kernel can wait for the exit without
+// reaping (see waitExited), exited runs before the reap, while the
+// command's pid and its group's are still the call's: a kill from exited
+// then reaches no other process. Elsewhere it runs after.
+func waitCommand(c *child, exited func()) (exitCode int, signal string, err error) {
+	unreaped := waitExited(c.pid)
+	if unreaped {
+		exited()
+	}
 	ws, err := reap(c.pid)
 	c.reaped.Store(true)
+	if !unreaped {
+		exited()
+	}
 	if err != nil {
 		return 0, "", err
 	}

@@ -178,10 +178,13 @@ func (j *jobHandle) close() {
 // while a handle to it is open.
 func checkHostWaits() error { return nil }
 
-// waitCommand waits for the command. Its exit code is as Windows reports it
-// (an NTSTATUS such as 0xC0000005 for a crash); Windows has no signals.
-func waitCommand(c *child) (exitCode int, signal string, err error) {
+// waitCommand waits for the command, then calls exited. Its exit code is as
+// Windows reports it (an NTSTATUS such as 0xC0000005 for a crash); Windows
+// has no signals. The kill in exited goes through the call's job object,
+// which no other process can come to hold.
+func waitCommand(c *child, exited func()) (exitCode int, signal string, err error) {
 	state, err := c.process.Wait()
+	exited()
 	if err != nil {
 		return 0, "", err
 	}
