@@ -431,10 +431,9 @@ func argSizes(req *spawnRequest) string {
 // itself: a goroutine drains each stream while this one waits for the
 // command. Once the command has exited it calls ended (before the reap
 // where the kernel can tell of the exit without reaping: see waitCommand),
-// and then gives
-// the streams drainGrace to reach EOF: only a process that left the group
-// (setsid) and still holds a pipe makes the wait that long; the bytes read
-// until then are kept.
+// and then gives the streams drainGrace to reach EOF: only a process that
+// left the group (setsid) and still holds a pipe makes the wait that long;
+// the bytes read until then are kept.
 func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	var drained sync.WaitGroup
 	for _, s := range streams {
