@@ -7,9 +7,16 @@ import (
 	"runtime"
 )
 
-// PlatformSandbox reports SandboxNone: this OS (or, on Linux, a build without
-// cgo) has no sandbox this package can apply.
-func PlatformSandbox() SandboxType { return SandboxNone }
+// PlatformSandbox reports SandboxNone where this OS has no sandbox this
+// package can apply. On Linux it reports SandboxLinuxSeccomp even in a build
+// without cgo, which cannot apply it: a call under it then fails with
+// ErrSandboxUnavailable, rather than running the command unconfined.
+func PlatformSandbox() SandboxType {
+	if runtime.GOOS == "linux" {
+		return SandboxLinuxSeccomp
+	}
+	return SandboxNone
+}
 
 func platformRunner(t SandboxType, _ []string, _ SandboxPolicy) (runner, error) {
 	return nil, fmt.Errorf("%w: %v is not available on %s", ErrSandboxUnavailable, t, unavailableWhy())
@@ -23,5 +30,5 @@ func unavailableWhy() string {
 }
 
 func probeSandbox() SandboxSupport {
-	return SandboxSupport{Sandbox: SandboxNone, Detail: "no sandbox on " + unavailableWhy()}
+	return SandboxSupport{Sandbox: PlatformSandbox(), Detail: "no sandbox on " + unavailableWhy()}
 }
