@@ -199,7 +199,10 @@ type child struct {
 // (Unix) or job (Windows).
 type plainRunner struct{}
 
-func (plainRunner) start(req *spawnRequest) (*child, error) { return startPlain(req) }
+func (plainRunner) start(req *spawnRequest) (*child, error) {
+	req.env = withSandboxEnv(req.env, "", false)
+	return startPlain(req)
+}
 
 // prepare checks what can be checked before anything is spawned, so that the
 // common mistakes get an error that names them.

@@ -182,8 +182,29 @@ func setEnv(env []string, key, value string) []string {
 	return append(out, key+"="+value)
 }
 
+// withSandboxEnv sets the variables that tell the command where it runs:
+// EnvSandbox to sandbox (none for ""), and EnvNetworkDisabled when
+// noNetwork. Any other value of theirs, inherited or given, goes: it would
+// claim a sandbox, or a restriction, that is not there.
+func withSandboxEnv(env []string, sandbox string, noNetwork bool) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != EnvSandbox && k != EnvNetworkDisabled {
+			out = append(out, kv)
+		}
+	}
+	if sandbox != "" {
+		out = append(out, EnvSandbox+"="+sandbox)
+	}
+	if noNetwork {
+		out = append(out, EnvNetworkDisabled+"=1")
+	}
+	return out
+}
+
 // Variables a sandboxed runner sets in the command's environment, so that
-// scripts and test suites can tell where they run.
+// scripts and test suites can tell where they run. Under SandboxNone the
+// command has neither.
 const (
 	// EnvSandbox names the sandbox: "linux" or "seatbelt".
 	EnvSandbox = "SANDBOXEXEC_SANDBOX"

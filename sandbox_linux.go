@@ -327,10 +327,7 @@ func (r *linuxRunner) newCgroup() (*cgroup.Group, error) {
 // environ adds the sandbox's variables, and a TMPDIR the command may write
 // to (withWritableTMPDIR).
 func (r *linuxRunner) environ(env []string) []string {
-	env = setEnv(env, EnvSandbox, "linux")
-	if !r.policy.NetworkAccess {
-		env = setEnv(env, EnvNetworkDisabled, "1")
-	}
+	env = withSandboxEnv(env, "linux", !r.policy.NetworkAccess)
 	if r.policy.FullDiskWriteAccess {
 		return env
 	}

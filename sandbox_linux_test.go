@@ -709,9 +709,17 @@ func TestLinuxSandboxEnv(t *testing.T) {
 	lxRequireOK(t, out, err)
 	assert.Equal(t, "net=1 sb=linux tmp="+root+"\n", out.Stdout)
 
-	out, err = lxRun(t, lxSh(script), []string{root}, SandboxPolicy{NetworkAccess: true}, WithEnv(env[:1]))
+	// An inherited value would claim a restriction that is not there.
+	env[1] = "SANDBOXEXEC_NETWORK_DISABLED=1"
+	out, err = lxRun(t, lxSh(script), []string{root}, SandboxPolicy{NetworkAccess: true}, WithEnv(env))
 	lxRequireOK(t, out, err)
 	assert.Equal(t, "net=unset sb=linux tmp="+root+"\n", out.Stdout)
+
+	// Nor may one claim a sandbox.
+	out, err = ProcessExecToolCall(context.Background(), ExecParams{Command: lxSh(script)}, SandboxNone, nil, SandboxPolicy{},
+		WithEnv(append(env, "SANDBOXEXEC_SANDBOX=linux")))
+	require.NoError(t, err)
+	assert.Equal(t, "net=unset sb=unset tmp=/tmp\n", out.Stdout)
 }
 
 func TestLinuxCannotKillOutsideProcess(t *testing.T) {

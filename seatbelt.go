@@ -149,21 +149,9 @@ func (r *seatbeltRunner) request(req *spawnRequest) *spawnRequest {
 	argv = append(argv, r.prefix...)
 	argv = append(argv, "--", req.path)
 	out.argv = append(argv, req.argv[1:]...)
-	out.env = setEnv(req.env, EnvSandbox, "seatbelt")
+	out.env = withSandboxEnv(req.env, "seatbelt", !r.policy.NetworkAccess)
 	if !r.policy.FullDiskWriteAccess {
 		out.env = withWritableTMPDIR(out.env, r.roots)
-	}
-	if !r.policy.NetworkAccess {
-		out.env = setEnv(out.env, EnvNetworkDisabled, "1")
-	} else {
-		// An inherited value would claim a restriction that is not there.
-		env := out.env[:0]
-		for _, kv := range out.env {
-			if !strings.HasPrefix(kv, EnvNetworkDisabled+"=") {
-				env = append(env, kv)
-			}
-		}
-		out.env = env
 	}
 	return &out
 }

@@ -320,7 +320,7 @@ func TestSeatbeltRunnerRequest(t *testing.T) {
 	assert.Equal(t, root, got.dir)
 	// /tmp is not below the root: TMPDIR moves into it, as on Linux.
 	assert.Equal(t, []string{"PATH=/usr/bin:/bin", "HOME=/home/x",
-		"SANDBOXEXEC_SANDBOX=seatbelt", "TMPDIR=" + root, "SANDBOXEXEC_NETWORK_DISABLED=1"}, got.env)
+		"SANDBOXEXEC_SANDBOX=seatbelt", "SANDBOXEXEC_NETWORK_DISABLED=1", "TMPDIR=" + root}, got.env)
 	// The caller's request is left as it was.
 	assert.Equal(t, orig.path, req.path)
 	assert.Equal(t, []string{"echo", "a", "b"}, req.argv)
