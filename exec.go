@@ -227,6 +227,7 @@ func prepare(params ExecParams, cfg *config) (*spawnRequest, error) {
 			return nil, fmt.Errorf("sandboxexec: environment variable %q contains a NUL byte", name)
 		}
 	}
+	req.env = dedupEnv(req.env)
 	if params.Workdir != "" {
 		if strings.IndexByte(params.Workdir, 0) >= 0 {
 			return nil, errors.New("sandboxexec: workdir contains a NUL byte")

@@ -698,6 +698,26 @@ func TestExecWithEnv(t *testing.T) {
 	}
 }
 
+// A variable given twice is set by its last entry, for the program lookup
+// and for the command, as with os/exec.
+func TestExecWithEnvDuplicates(t *testing.T) {
+	t.Parallel()
+	env := []string{"A=old", "PATH=/nonexistent", "B=1", "A=new", "PATH=/usr/bin:/bin", "NOEQUALS", ""}
+	out, _, err := engRun(t, ExecParams{Command: []string{"env"}}, WithEnv(env))
+	require.NoError(t, err)
+	assert.Equal(t, "B=1\nA=new\nPATH=/usr/bin:/bin\nNOEQUALS\n", out.Stdout)
+}
+
+func TestDedupEnv(t *testing.T) {
+	in := []string{"=C:=C:\\x", "a=1", "A=2", "a=3", "=odd", "", "K=v=w", "=C:=C:\\y", "K=", "bare"}
+	want := []string{"A=2", "a=3", "=odd", "=C:=C:\\y", "K=", "bare"}
+	if runtime.GOOS == "windows" {
+		want = []string{"a=3", "=odd", "=C:=C:\\y", "K=", "bare"}
+	}
+	assert.Equal(t, want, dedupEnv(in))
+	assert.Empty(t, dedupEnv(nil))
+}
+
 // TestExecDefaultEnv uses t.Setenv, so it does not run in parallel.
 func TestExecDefaultEnv(t *testing.T) {
 	secrets := []string{"FOO_API_KEY", "MY_SECRET", "GH_TOKEN", "db_password"}

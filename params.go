@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,8 @@ const DefaultTimeout = 10 * time.Second
 type ExecParams struct {
 	// Command is the program and its arguments. It is run directly, not
 	// through a shell. A program name without a slash is looked up in the
-	// PATH of the child's environment.
+	// PATH of the child's environment, or in the host's PATH when that has
+	// none.
 	Command []string `json:"command"`
 	// Workdir is the child's working directory; empty means the host's.
 	Workdir string `json:"workdir,omitempty"`
@@ -206,12 +208,53 @@ func WithLiveOutput(stdout, stderr io.Writer) Option {
 	return func(c *config) { c.liveStdout, c.liveStderr = stdout, stderr }
 }
 
-// WithEnv sets the command's environment to exactly env ("KEY=value"
-// entries). Without it the command gets the host's environment minus every
+// WithEnv sets the command's environment to env ("KEY=value" entries); where
+// a variable has several, the last one counts, as with os/exec. Without it the command gets the host's environment minus every
 // variable whose name contains KEY, SECRET, TOKEN or PASSWORD, in any case.
 // Sandboxed runners add a few variables of their own (see the README).
 func WithEnv(env []string) Option {
 	return func(c *config) { c.env, c.envSet = append([]string(nil), env...), true }
+}
+
+// dedupEnv keeps the last entry of each variable, where the kept entries
+// were, as os/exec does: append(os.Environ(), "K=v") then sets K for every
+// program, where getenv(3) would find the first entry and a shell the last.
+// Names compare as the OS compares them (without case on Windows). An entry
+// without a name ("=" only at its start, or nowhere) is kept as it is, and
+// an empty one dropped.
+func dedupEnv(env []string) []string {
+	last := make(map[string]int, len(env))
+	for i, kv := range env {
+		if name, ok := envName(kv); ok {
+			last[name] = i
+		}
+	}
+	out := make([]string, 0, len(env))
+	for i, kv := range env {
+		name, ok := envName(kv)
+		if ok && last[name] != i || !ok && kv == "" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// envName is the name of the variable kv sets. A leading "=" is part of it:
+// Windows keeps each drive's directory as "=C:=C:\dir".
+func envName(kv string) (string, bool) {
+	if kv == "" {
+		return "", false
+	}
+	i := strings.IndexByte(kv[1:], '=')
+	if i < 0 {
+		return "", false
+	}
+	name := kv[:i+1]
+	if runtime.GOOS == "windows" {
+		name = strings.ToUpper(name)
+	}
+	return name, true
 }
 
 func (c *config) environ() []string {
