@@ -109,7 +109,8 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //   - An empty command returns ErrEmptyCommand. A program that is not found
 //     or not executable, or a Workdir that is missing, returns an error that
 //     says which and wraps exec.ErrNotFound, fs.ErrNotExist or
-//     fs.ErrPermission. Nothing is run in these cases.
+//     fs.ErrPermission. A nil ctx, or a nil or closed *os.File given to
+//     WithStdin, returns an error too. Nothing is run in these cases.
 //   - A sandbox this OS or kernel cannot apply returns an error wrapping
 //     ErrSandboxUnavailable; nothing is run.
 //   - The command's exit code, whatever it is, is not an error.
@@ -126,12 +127,17 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 // writableRoots and policy apply to sandboxed runs only.
 func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType SandboxType,
 	writableRoots []string, policy SandboxPolicy, opts ...Option) (ExecToolCallOutput, error) {
+	if ctx == nil {
+		return ExecToolCallOutput{}, errors.New("sandboxexec: nil Context")
+	}
 	if len(params.Command) == 0 {
 		return ExecToolCallOutput{}, ErrEmptyCommand
 	}
 	var cfg config
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	req, err := prepare(params, &cfg)
 	if err != nil {
@@ -487,6 +493,9 @@ func openStdin(src io.Reader) (*os.File, *stdinCopier, error) {
 		return f, nil, nil
 	}
 	if f, ok := src.(*os.File); ok {
+		if f.Fd() == ^uintptr(0) { // nil or closed: the child would start without a stdin
+			return nil, nil, errors.New("sandboxexec: stdin: the *os.File is nil or closed")
+		}
 		return f, nil, nil
 	}
 	pr, pw, err := os.Pipe()

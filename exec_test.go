@@ -224,6 +224,28 @@ func TestExecErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), "unknown sandbox type")
 		assert.NoFileExists(t, marker)
 	})
+	t.Run("nil context", func(t *testing.T) {
+		_, err := ProcessExecToolCall(nil, engSh("touch "+marker), SandboxNone, nil, SandboxPolicy{})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "nil Context")
+		assert.NoFileExists(t, marker)
+	})
+	t.Run("stdin file that is nil or closed", func(t *testing.T) {
+		closed, err := os.Open(os.DevNull)
+		require.NoError(t, err)
+		closed.Close()
+		for _, f := range []*os.File{nil, closed} {
+			_, _, err := engRun(t, engSh("touch "+marker), WithStdin(f))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "stdin")
+			assert.NoFileExists(t, marker)
+		}
+	})
+	t.Run("nil option is ignored", func(t *testing.T) {
+		out, _, err := engRun(t, engSh("echo ok"), nil, WithEnv(nil), nil)
+		require.NoError(t, err)
+		assert.Equal(t, "ok\n", out.Stdout)
+	})
 	t.Run("already cancelled context", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

@@ -172,7 +172,8 @@ type SandboxPolicy struct {
 // leaves MaxProcesses at zero: room for parallel builds, not for a fork bomb.
 const DefaultMaxProcesses = 1024
 
-// Option configures one call to ProcessExecToolCall.
+// Option configures one call to ProcessExecToolCall. A nil Option is
+// ignored.
 type Option func(*config)
 
 type config struct {
