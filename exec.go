@@ -155,6 +155,9 @@ func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType San
 }
 
 func selectRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
+	if err := policy.check(); err != nil {
+		return nil, err
+	}
 	switch t {
 	case SandboxNone:
 		return plainRunner{}, nil

@@ -224,6 +224,14 @@ func TestExecErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), "unknown sandbox type")
 		assert.NoFileExists(t, marker)
 	})
+	t.Run("negative limit under any sandbox type", func(t *testing.T) {
+		for _, policy := range []SandboxPolicy{{MaxProcesses: -1}, {MaxCPUTime: -time.Second}} {
+			_, err := ProcessExecToolCall(context.Background(), engSh("touch "+marker), SandboxNone, nil, policy)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "must not be negative")
+			assert.NoFileExists(t, marker)
+		}
+	})
 	t.Run("nil context", func(t *testing.T) {
 		_, err := ProcessExecToolCall(nil, engSh("touch "+marker), SandboxNone, nil, SandboxPolicy{})
 		require.Error(t, err)

@@ -150,7 +150,7 @@ type SandboxPolicy struct {
 	// SandboxLinuxSeccomp (the other runners ignore them). Zero means the
 	// library's default: DefaultMaxProcesses for MaxProcesses, and no limit
 	// of the library's own for the others (the host's limits apply).
-	// Negative values are an error.
+	// Negative values are an error, under every sandbox type.
 	//
 	// MaxProcesses caps the processes and threads alive at once: with a
 	// pids cgroup where the host may create one (root, or a delegated
@@ -166,6 +166,25 @@ type SandboxPolicy struct {
 	// MaxAddressSpace caps each process's virtual memory in bytes
 	// (RLIMIT_AS; an allocation past it fails).
 	MaxAddressSpace int64
+}
+
+// check refuses a policy no runner could apply; every sandbox type checks,
+// so that a caller learns of the mistake whichever type it runs under.
+func (p SandboxPolicy) check() error {
+	for _, limit := range []struct {
+		name  string
+		value int64
+	}{
+		{"MaxProcesses", int64(p.MaxProcesses)},
+		{"MaxFileSize", p.MaxFileSize},
+		{"MaxCPUTime", int64(p.MaxCPUTime)},
+		{"MaxAddressSpace", p.MaxAddressSpace},
+	} {
+		if limit.value < 0 {
+			return fmt.Errorf("sandboxexec: policy: %s must not be negative, got %d", limit.name, limit.value)
+		}
+	}
+	return nil
 }
 
 // DefaultMaxProcesses is the process limit of a sandboxed call whose policy

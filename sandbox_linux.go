@@ -28,9 +28,6 @@ func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy)
 	if t != SandboxLinuxSeccomp {
 		return nil, fmt.Errorf("%w: %v is not available on Linux", ErrSandboxUnavailable, t)
 	}
-	if policy.MaxProcesses < 0 || policy.MaxFileSize < 0 || policy.MaxCPUTime < 0 || policy.MaxAddressSpace < 0 {
-		return nil, errors.New("sandboxexec: policy: resource limits must not be negative")
-	}
 	roots, err := canonicalRoots(writableRoots)
 	if err != nil {
 		return nil, err

@@ -78,6 +78,9 @@ func seatbeltPolicy(nRoots int, policy SandboxPolicy) string {
 // seatbeltPrefix is the sandbox-exec argv up to, not including, the "--"
 // that precedes the command, and the canonical roots it names.
 func seatbeltPrefix(writableRoots []string, policy SandboxPolicy) (argv, roots []string, err error) {
+	if err := policy.check(); err != nil {
+		return nil, nil, err
+	}
 	roots, err = canonicalRoots(writableRoots)
 	if err != nil {
 		return nil, nil, err
@@ -110,6 +113,9 @@ func seatbeltPrefix(writableRoots []string, policy SandboxPolicy) (argv, roots [
 func CreateSeatbeltCommand(command, writableRoots []string, policy SandboxPolicy) ([]string, error) {
 	if len(command) == 0 {
 		return nil, ErrEmptyCommand
+	}
+	if command[0] == "" {
+		return nil, fmt.Errorf("%w: the program name, command[0], is empty", ErrEmptyCommand)
 	}
 	for i, arg := range command {
 		if strings.IndexByte(arg, 0) >= 0 {

@@ -248,8 +248,12 @@ func TestCreateSeatbeltCommandNULRoot(t *testing.T) {
 func TestCreateSeatbeltCommandBadCommand(t *testing.T) {
 	_, err := CreateSeatbeltCommand(nil, nil, SandboxPolicy{})
 	assert.ErrorIs(t, err, ErrEmptyCommand)
+	_, err = CreateSeatbeltCommand([]string{"", "arg"}, nil, SandboxPolicy{})
+	assert.ErrorIs(t, err, ErrEmptyCommand)
 	_, err = CreateSeatbeltCommand([]string{"echo", "a\x00b"}, nil, SandboxPolicy{})
 	assert.ErrorContains(t, err, "NUL")
+	_, err = CreateSeatbeltCommand([]string{"true"}, nil, SandboxPolicy{MaxProcesses: -5})
+	assert.ErrorContains(t, err, "MaxProcesses must not be negative")
 }
 
 func TestCreateSeatbeltCommandNetwork(t *testing.T) {
