@@ -3,6 +3,7 @@ package sandboxexec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -26,8 +27,11 @@ const DefaultTimeout = 10 * time.Second
 //
 //	{"command":["ls","-l"],"workdir":"/tmp","timeout":500}
 //
-// Unknown fields are ignored. A timeout that is not a non-negative whole
-// number of milliseconds is a decode error.
+// Unknown fields are ignored, also by a Decoder told to DisallowUnknownFields,
+// and names match without case, as encoding/json matches them. A timeout
+// that is not a non-negative whole number of milliseconds, a command that is
+// not an array of strings (a null element included), or params that are
+// not an object, are decode errors.
 type ExecParams struct {
 	// Command is the program and its arguments. It is run directly, not
 	// through a shell. A program name without a slash is looked up in the
@@ -50,12 +54,24 @@ func (p *ExecParams) UnmarshalJSON(data []byte) error {
 		Timeout json.RawMessage `json:"timeout"`
 	}
 	if err := json.Unmarshal(data, &wire); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) { // the message would name the struct above
+			return fmt.Errorf("sandboxexec: exec params must be a JSON object, got %s", excerpt(data))
+		}
 		return fmt.Errorf("sandboxexec: exec params: %w", err)
 	}
 	var out ExecParams
 	if isPresent(wire.Command) {
-		if err := json.Unmarshal(wire.Command, &out.Command); err != nil {
+		var args []*string // a null argument is a mistake, not ""
+		if err := json.Unmarshal(wire.Command, &args); err != nil {
 			return fmt.Errorf("sandboxexec: exec params: \"command\" must be an array of strings: %w", err)
+		}
+		out.Command = make([]string, len(args))
+		for i, arg := range args {
+			if arg == nil {
+				return fmt.Errorf("sandboxexec: exec params: \"command\" must be an array of strings: element %d is null", i)
+			}
+			out.Command[i] = *arg
 		}
 	}
 	if isPresent(wire.Workdir) {

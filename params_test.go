@@ -59,7 +59,9 @@ func TestExecParamsDecode(t *testing.T) {
 		{name: "command of mixed", in: `{"command":["ls",{"a":1}]}`, wantErr: `"command"`},
 		{name: "command as object", in: `{"command":{"0":"ls"}}`, wantErr: `"command"`},
 		{name: "workdir as number", in: `{"command":["ls"],"workdir":5}`, wantErr: `"workdir"`},
-		{name: "not an object", in: `["ls"]`, wantErr: "exec params"},
+		{name: "not an object", in: `["ls"]`, wantErr: "exec params must be a JSON object, got [\"ls\"]"},
+		{name: "a number", in: `5`, wantErr: "exec params must be a JSON object"},
+		{name: "null in command", in: `{"command":["ls",null]}`, wantErr: `"command" must be an array of strings: element 1 is null`},
 		{name: "truncated", in: `{"command":["ls"`, wantErr: "unexpected end of JSON input"},
 	}
 	for _, tc := range tests {
