@@ -119,22 +119,24 @@ const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE |
 var pidNamespaceRefused, ipcNamespaceRefused atomic.Bool
 
 // startInNamespaces starts attr with the namespaces it asks for or, when the
-// kernel refuses them, with as many as it allows, the PID namespace first.
-// A refusal is remembered, unless it was for a full namespace quota.
+// kernel refuses them, with as many as it allows, the PID namespace first,
+// and remembers the refusal. A full namespace quota (ENOSPC) is no refusal:
+// a command, this host's or another's, can fill it by keeping namespaces of
+// its own alive, and calls that then went without theirs would reach the
+// host's processes and IPC objects. The call fails instead.
 func startInNamespaces(attr *linuxspawn.Attr) (int, error) {
 	pid, err := linuxspawn.Start(attr)
 	refusal, refused := cloneRefusal(err)
-	if !refused {
-		return pid, err
-	}
 	wanted := [2]bool{attr.NewPIDNamespace, attr.NewIPCNamespace}
 	tried := map[[2]bool]bool{wanted: true}
-	lasting := true
 	for _, next := range [][2]bool{{wanted[0], false}, {false, wanted[1]}, {false, false}} {
 		if !refused {
 			break
 		}
-		lasting = lasting && refusal != syscall.ENOSPC
+		if refusal == syscall.ENOSPC {
+			return -1, fmt.Errorf("%w: the namespace quota is full (/proc/sys/user/max_pid_namespaces, "+
+				"max_ipc_namespaces): %v", ErrSandboxUnavailable, err)
+		}
 		if tried[next] {
 			continue
 		}
@@ -143,7 +145,7 @@ func startInNamespaces(attr *linuxspawn.Attr) (int, error) {
 		pid, err = linuxspawn.Start(attr)
 		refusal, refused = cloneRefusal(err)
 	}
-	if err == nil && lasting {
+	if err == nil {
 		if wanted[0] && !attr.NewPIDNamespace {
 			pidNamespaceRefused.Store(true)
 		}

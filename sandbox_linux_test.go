@@ -1663,3 +1663,41 @@ func TestLinuxTracerHoldsExitPastTimeout(t *testing.T) {
 	assert.True(t, out.TimedOut)
 	assert.Less(t, elapsed, 4*time.Second, "the call waits a grace past the kill, not the tracer")
 }
+
+const lxNamespaceQuotaFullEnv = "SANDBOXEXEC_TEST_NS_QUOTA_FULL"
+
+// A full namespace quota (ENOSPC from clone) fails the call: a command can
+// fill the quota by keeping namespaces of its own alive, and calls that went
+// on without theirs would reach the host's processes and IPC objects. It is
+// not remembered as a refusal: the next call tries again.
+func TestLinuxNamespaceQuotaFullFailsClosed(t *testing.T) {
+	s := requireSandbox(t)
+	if !s.PIDNamespace || !s.IPCNamespace {
+		t.Skip("needs CAP_SYS_ADMIN")
+	}
+	for _, ns := range []struct {
+		name string
+		flag uint64
+	}{{"pid", unix.CLONE_NEWPID}, {"ipc", unix.CLONE_NEWIPC}} {
+		t.Run(ns.name, func(t *testing.T) {
+			if os.Getenv(lxNamespaceQuotaFullEnv) != ns.name {
+				args := append([]string{lxNamespaceQuotaFullEnv + "=" + ns.name}, os.Args[0],
+					"-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+				out, err := exec.Command("env", args...).CombinedOutput()
+				require.NoError(t, err, "%s", out)
+				require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+				return
+			}
+			lxRefuse(t, "clone", unix.ENOSPC, ns.flag)
+			for i := 0; i < 2; i++ {
+				root := t.TempDir()
+				marker := filepath.Join(root, "ran")
+				out, err := lxRun(t, lxSh(`: > "$1"`, marker), []string{root}, SandboxPolicy{})
+				require.ErrorIs(t, err, ErrSandboxUnavailable, "call %d: %+v", i, out)
+				assert.Contains(t, err.Error(), "namespace quota is full")
+				lxRequireAbsent(t, marker)
+			}
+			assert.False(t, pidNamespaceRefused.Load() || ipcNamespaceRefused.Load(), "a full quota is not a refusal")
+		})
+	}
+}
