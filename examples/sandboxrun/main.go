@@ -9,7 +9,8 @@
 // instead), and sandboxrun exits with the command's exit code: 124 when it
 // timed out, 128+N when a signal N killed it. When the sandbox likely denied
 // the command something, sandboxrun says so on stderr and still exits with
-// the command's code. Any other failure (bad usage, program not found,
+// the command's code. SIGINT or SIGTERM kills the command, and sandboxrun
+// exits 130 or 143. Any other failure (bad usage, program not found,
 // sandbox unavailable) is reported on stderr with exit code 125.
 //
 // With -params, the command comes from an ExecParams JSON tool call, read
@@ -31,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -42,15 +44,22 @@ import (
 // and timeout(1).
 const exitFailure = 125
 
+// stoppedBy is the cause of the context's cancellation when sandboxrun
+// receives SIGINT or SIGTERM.
+type stoppedBy struct{ sig syscall.Signal }
+
+func (s stoppedBy) Error() string { return s.sig.String() + " received" }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	go func() { cancel(stoppedBy{(<-signals).(syscall.Signal)}) }()
 	var stdin io.Reader
 	if _, err := os.Stdin.Stat(); err == nil {
 		stdin = os.Stdin // only a stdin that is open
 	}
-	code := run(ctx, os.Args[1:], stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(run(ctx, os.Args[1:], stdin, os.Stdout, os.Stderr))
 }
 
 // stringList is a flag that may be given more than once.
@@ -138,6 +147,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	writable := make([]string, 0, len(roots))
 	for _, r := range roots {
+		// Abs would clean "dir/.." into dir's parent, and "" into the
+		// working directory: a root is meant as written.
+		if r == "" || slices.Contains(strings.Split(filepath.ToSlash(r), "/"), "..") {
+			return fail("-w %q: give a directory without \"..\"", r)
+		}
 		abs, err := filepath.Abs(r)
 		if err != nil {
 			return fail("-w %s: %v", r, err)
@@ -155,7 +169,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	out, err := sandboxexec.ProcessExecToolCall(ctx, params, sandboxType, writable, policy, opts...)
 	var denied *sandboxexec.SandboxDeniedError
-	if err != nil && !errors.As(err, &denied) {
+	var stopped stoppedBy
+	switch {
+	case errors.As(err, &stopped):
+		// Interrupted, as a shell reports it: 128 + the signal.
+		fmt.Fprintf(stderr, "sandboxrun: %v, the command was killed\n", stopped.sig)
+		return 128 + int(stopped.sig)
+	case err != nil && !errors.As(err, &denied):
 		return fail("%v", err)
 	}
 	if *jsonOut {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -153,6 +154,35 @@ func TestRunWorkdirAndRoots(t *testing.T) {
 	r = runCLI(t, "", "-sandbox", "none", "-C", filepath.Join(dir, "missing"), "--", "pwd")
 	assert.Equal(t, exitFailure, r.code)
 	assert.Contains(t, r.stderr, "workdir")
+}
+
+// A root is taken as written: "dir/.." is not dir's parent, nor "" the
+// working directory.
+func TestRunRootWithDotDot(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, root := range []string{filepath.Join(dir, "sub") + "/..", "", "../x"} {
+		r := runCLI(t, "", "-w", root, "--", "true")
+		assert.Equal(t, exitFailure, r.code, "-w %q", root)
+		assert.Contains(t, r.stderr, `without ".."`, "-w %q", root)
+	}
+}
+
+// SIGINT or SIGTERM kills the command, and sandboxrun exits as a shell
+// reports an interrupted command.
+func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
+	for sig, code := range map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(200*time.Millisecond, func() { cancel(stoppedBy{sig}) })
+		var stdout, stderr bytes.Buffer
+		start := time.Now()
+		got := run(ctx, []string{"-sandbox", "none", "--", "sh", "-c", "echo started; sleep 30"}, nil, &stdout, &stderr)
+		assert.Equal(t, code, got, "%v: %s", sig, stderr.String())
+		assert.Less(t, time.Since(start), 5*time.Second)
+		assert.Equal(t, "started\n", stdout.String())
+		assert.Contains(t, stderr.String(), "the command was killed")
+	}
 }
 
 func TestParseSandbox(t *testing.T) {
