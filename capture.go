@@ -99,6 +99,9 @@ type stream struct {
 	// liveGoexit says it called runtime.Goexit.
 	livePanic  any
 	liveGoexit bool
+	// liveMu, where the streams are read on goroutines of their own, is
+	// shared by both, so that their live writers are never called at once.
+	liveMu *sync.Mutex
 	bufp       *[]byte
 	buf        []byte
 	backlog    tailPipe
@@ -129,6 +132,10 @@ func (s *stream) take(b []byte) {
 // over: unwinding from here would leave the command running, or unreaped.
 // (A writer that calls runtime.Goexit cannot be stopped here; see await.)
 func (s *stream) writeLive(b []byte) {
+	if s.liveMu != nil {
+		s.liveMu.Lock()
+		defer s.liveMu.Unlock()
+	}
 	returned := false
 	defer func() {
 		if !returned {

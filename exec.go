@@ -449,7 +449,9 @@ func argSizes(req *spawnRequest) string {
 // the bytes read until then are kept.
 func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	var drained sync.WaitGroup
+	var liveMu sync.Mutex
 	for _, s := range streams {
+		s.liveMu = &liveMu
 		drained.Add(1)
 		go func() {
 			defer drained.Done()

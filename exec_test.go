@@ -680,6 +680,21 @@ func TestExecStdinDefault(t *testing.T) {
 	}
 }
 
+// One writer may take both streams, as with os/exec: it is never called
+// from two goroutines at once (the race detector would say so; without
+// pidfds each stream is read on a goroutine of its own).
+func TestExecLiveOutputOneWriterForBoth(t *testing.T) {
+	t.Parallel()
+	var both bytes.Buffer
+	out, _, err := engRun(t, engSh("head -c 3000000 /dev/zero & head -c 3000000 /dev/zero >&2; wait"),
+		WithLiveOutput(&both, &both))
+	require.NoError(t, err)
+	assert.Equal(t, 0, out.ExitCode)
+	assert.EqualValues(t, 3000000, out.StdoutBytes)
+	assert.EqualValues(t, 3000000, out.StderrBytes)
+	assert.Equal(t, 6000000, both.Len())
+}
+
 func TestExecLiveOutput(t *testing.T) {
 	t.Parallel()
 	const n = 100000 // seq 1 100000 is 588895 bytes

@@ -232,8 +232,9 @@ func WithStdin(r io.Reader) Option {
 
 // WithLiveOutput makes every byte the command writes to stdout and stderr go
 // to the given writers as it arrives, uncapped, in addition to the capture.
-// A nil writer is skipped. A writer that blocks holds up the reading of the
-// stream it is fed from (on Linux, of both streams), and so the call. Once
+// A nil writer is skipped. The two writers are never called at once, so one
+// writer may be given for both. A writer that blocks holds up the reading of
+// both streams, and so the call. Once
 // the drain grace is over (500 ms after the command's exit, or after the
 // call killed it on timeout or cancellation), a writer gets what is left in
 // its pipe only for about 5 ms more, and the write it is in; the capture
