@@ -101,11 +101,11 @@ type stream struct {
 	liveGoexit bool
 	// liveMu, where the streams are read on goroutines of their own, is
 	// shared by both, so that their live writers are never called at once.
-	liveMu *sync.Mutex
-	bufp       *[]byte
-	buf        []byte
-	backlog    tailPipe
-	enlarged   bool
+	liveMu   *sync.Mutex
+	bufp     *[]byte
+	buf      []byte
+	backlog  tailPipe
+	enlarged bool
 }
 
 func newStream(r *os.File, live io.Writer) *stream {
@@ -154,16 +154,11 @@ func (s *stream) writeLive(b []byte) {
 }
 
 // filled is called after a read that filled the buffer: it says the writer
-// is ahead and the pipe (fd) holds more, and a larger pipe makes the writer
-// block less often. While the reader keeps up, the kernel recycles the
-// pipe's pages and the copy is cheap; once the pipe backs up, its pages are
-// new anyway, and what the capture will not keep need not be copied at all.
-// It reports whether the stream ended.
+// is ahead and the pipe (fd) holds more. While the reader keeps up, the
+// kernel recycles the pipe's pages and the copy is cheap; once the pipe
+// backs up, its pages are new anyway, and what the capture will not keep
+// need not be copied at all. It reports whether the stream ended.
 func (s *stream) filled(fd uintptr) (ended bool) {
-	if !s.enlarged {
-		s.enlarged = true
-		enlargePipe(fd)
-	}
 	return s.live == nil && s.capture.headFull() && s.backlog.splice(fd, s.capture, s.buf)
 }
 
@@ -208,6 +203,12 @@ func (s *stream) drain() {
 // MiB or more, in 64 KiB reads or in one-byte packets, and a slow writer
 // would hold the call past its deadline for each.
 func (s *stream) sweep(fd uintptr) {
+	if s.enlarged {
+		// Reads could end inside a packet (see enlarge); the splice takes
+		// whole ones.
+		s.backlog.splice(fd, s.capture, s.buf)
+		return
+	}
 	liveUntil := time.Now().Add(pumpTime)
 	readAvailable(fd, s.buf, pipeHolds(fd, len(s.buf)), func(b []byte) {
 		if s.live != nil && time.Now().Before(liveUntil) {

@@ -3,6 +3,8 @@
 package sandboxexec
 
 import (
+	"errors"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -78,12 +80,19 @@ func (s *stream) pump(fd uintptr) bool {
 		if i > 0 && time.Since(start) > pumpTime {
 			return true
 		}
-		n, err := rawRead(fd, s.buf)
+		n, err := s.read(fd)
 		switch {
+		case err == errBacklog:
+			if s.backlog.splice(fd, s.capture, s.buf) {
+				return false
+			}
 		case n > 0:
 			s.take(s.buf[:n])
-			if n == len(s.buf) && s.filled(fd) {
-				return false
+			if n == len(s.buf) {
+				s.enlarge(fd)
+				if s.filled(fd) {
+					return false
+				}
 			}
 		case err == unix.EINTR:
 		case err == unix.EAGAIN:
@@ -93,6 +102,41 @@ func (s *stream) pump(fd uintptr) bool {
 		}
 	}
 	return true
+}
+
+// enlarge gives the pipe fd 1 MiB (see enlargePipe), once its backlog is
+// spliced from then on: no live writer, and the head full. A read with less
+// room than the pipe holds can end inside a packet (a write in O_DIRECT
+// mode), and the kernel drops the rest of the packet; the default pipe never
+// holds more than one buffer's worth (64 KiB), an enlarged one can, so its
+// reads are sized to what it holds (see read).
+func (s *stream) enlarge(fd uintptr) {
+	if !s.enlarged && s.live == nil && s.capture.headFull() && s.backlog.open(s.capture) {
+		s.enlarged = true
+		enlargePipe(fd)
+	}
+}
+
+// errBacklog says an enlarged pipe holds more than the buffer: the backlog
+// is to be spliced, not read.
+var errBacklog = errors.New("the pipe holds more than the buffer")
+
+// read is one read of the pipe fd (non-blocking) into s.buf. Once the pipe
+// is enlarged, it asks how much the pipe holds first, and reads exactly that,
+// or returns errBacklog when that is more than the buffer. Only a writer that
+// puts more than the buffer into an empty pipe between the two calls can
+// still cut a packet.
+func (s *stream) read(fd uintptr) (int, error) {
+	room := s.buf
+	if s.enlarged {
+		switch held := pipeHolds(fd, math.MaxInt); {
+		case held > len(room):
+			return 0, errBacklog
+		case held > 0:
+			room = room[:held]
+		}
+	}
+	return rawRead(fd, room)
 }
 
 // tailPipe moves a stream's backlog without copying what its capture will

@@ -3,6 +3,8 @@
 package sandboxexec
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,6 +149,89 @@ func pumpedStream(t *testing.T) (pr, pw *os.File, s *stream) {
 	return pr, pw, s
 }
 
+// A pipe that has grown to 1 MiB can hold more than a read has room for,
+// and a read that reaches a packet (a write in O_DIRECT mode) with less room
+// left than the packet loses the rest of it: after 63,000 normal bytes, a
+// 64 KiB read has 2,536 bytes of room for a 4 KiB packet. The pump splices
+// such a backlog, and sizes its reads to what the pipe holds, so every byte
+// is counted.
+func TestCaptureEnlargedPipeKeepsPackets(t *testing.T) {
+	pr, pw, s := pumpedStream(t)
+	written := 0
+	write := func(b []byte) {
+		t.Helper()
+		n, err := pw.Write(b)
+		require.NoError(t, err)
+		written += n
+	}
+	write(make([]byte, len(s.buf))) // backs the pipe up: the head fills, the pipe grows
+	require.True(t, s.pump(pr.Fd()))
+	require.True(t, s.enlarged)
+	for _, normal := range []int{63000, 1000} { // more, then less, than the buffer in all
+		write(bytes.Repeat([]byte{'n'}, normal))
+		_, err := unix.FcntlInt(pw.Fd(), unix.F_SETFL, unix.O_DIRECT)
+		require.NoError(t, err)
+		for range 3 {
+			write(bytes.Repeat([]byte{'p'}, 4096))
+		}
+		_, err = unix.FcntlInt(pw.Fd(), unix.F_SETFL, 0)
+		require.NoError(t, err)
+		require.True(t, s.pump(pr.Fd()))
+	}
+	require.NoError(t, pw.Close())
+	for s.pump(pr.Fd()) {
+	}
+	assert.Equal(t, int64(written), s.capture.total)
+	assert.True(t, strings.HasSuffix(s.capture.String(), strings.Repeat("n", 1000)+strings.Repeat("p", 3*4096)))
+}
+
+// A command that backs its pipe up and then mixes normal and packet-mode
+// writes loses no byte, whether a live writer takes every byte (its pipe
+// then keeps the default size) or the backlog is spliced.
+func TestCaptureCommandMixesPackets(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	script := `import fcntl, os
+fl = fcntl.fcntl(1, fcntl.F_GETFL)
+os.write(1, b"h" * (1 << 20))
+for i in range(100):
+    fcntl.fcntl(1, fcntl.F_SETFL, fl)
+    os.write(1, b"a" * 128536)
+    fcntl.fcntl(1, fcntl.F_SETFL, fl | os.O_DIRECT)
+    os.write(1, b"b" * 4096)
+`
+	const want = 1<<20 + 100*(128536+4096)
+	for _, live := range []bool{false, true} {
+		var opts []Option
+		var w countingWriter
+		if live {
+			w.pause = time.Millisecond // the pipe backs up behind it
+			opts = append(opts, WithLiveOutput(&w, nil))
+		}
+		out, _, err := engRun(t, engCmd("python3", "-c", script), opts...)
+		require.NoError(t, err)
+		assert.EqualValues(t, want, out.StdoutBytes, "live writer: %v", live)
+		assert.True(t, strings.HasSuffix(out.Stdout, "a"+strings.Repeat("b", 4096)), "live writer: %v", live)
+		if live {
+			assert.EqualValues(t, want, w.n)
+		}
+	}
+}
+
+// countingWriter counts what it is given, pausing on each write.
+type countingWriter struct {
+	pause time.Duration
+	n     int64
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	time.Sleep(w.pause)
+	w.n += int64(len(b))
+	return len(b), nil
+}
+
 // A live writer that takes its time holds up a call by no more than a few
 // of its writes past the drain grace, whether the process left behind writes
 // lines (each pump ends once it has taken a while, and the engine looks at
@@ -243,27 +328,32 @@ func TestCaptureSplicedFloodHeldOpen(t *testing.T) {
 	assert.Equal(t, wantCaptured(full), out.Stdout)
 }
 
-// A stream whose reads fill the buffer gets a 1 MiB pipe; one that never
-// backs up keeps the size it had.
+// A stream whose reads fill the buffer gets a 1 MiB pipe where the engine
+// polls the pipes and splices the backlog from then on; one that never backs
+// up, one that feeds a live writer (every byte is read), and one drained by
+// a goroutine (its reads are not sized to the pipe: see enlarge) keep the
+// size they had.
 func TestDrainEnlargesBackedUpPipe(t *testing.T) {
 	t.Parallel()
 	for way, d := range drainWays {
 		for _, written := range []int{100, 64 << 10} {
-			pr, pw, err := d.pipe()
-			require.NoError(t, err)
-			initial := pipeSize(t, pr)
-			_, err = pw.Write(make([]byte, written))
-			require.NoError(t, err)
-			require.NoError(t, pw.Close())
-			s := newStream(pr, nil)
-			d.drain(s)
-			s.close()
-			want := initial
-			if written == 64<<10 {
-				want = max(initial, 1<<20)
+			for _, live := range []io.Writer{nil, io.Discard} {
+				pr, pw, err := d.pipe()
+				require.NoError(t, err)
+				initial := pipeSize(t, pr)
+				_, err = pw.Write(make([]byte, written))
+				require.NoError(t, err)
+				require.NoError(t, pw.Close())
+				s := newStream(pr, live)
+				d.drain(s)
+				s.close()
+				want := initial
+				if written == 64<<10 && live == nil && way == "poll" {
+					want = max(initial, 1<<20)
+				}
+				assert.Equal(t, want, pipeSize(t, pr), "%s: %d bytes written, live writer %v", way, written, live)
+				pr.Close()
 			}
-			assert.Equal(t, want, pipeSize(t, pr), "%s: %d bytes written", way, written)
-			pr.Close()
 		}
 	}
 }
