@@ -564,9 +564,10 @@ def udp():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.sendto(b"x", ("127.0.0.1", port))
 def udp_raw_sendto():
-    # sendto(2) itself, on whatever socket can be had.
+    # sendto(2) with a destination, on whatever socket can be had (without
+    # one, it is send(2), which a socketpair may use).
     a, b = socket.socketpair()
-    check(libc.sendto(a.fileno(), b"x", 1, 0, None, 0))
+    a.sendto(b"x", "/tmp/sandboxexec-no-such-socket")
 attempt("tcp", tcp)
 attempt("udp", udp)
 attempt("sendto", udp_raw_sendto)
@@ -652,11 +653,20 @@ def pair_msg():
     a.sendmsg([b"z"])
     data, _, _, _ = b.recvmsg(1)
     assert data == b"z"
+def pair_send():
+    a, b = socket.socketpair()
+    a.sendall(b"s")
+    assert b.recv(1) == b"s"
+def pair_sendto():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    a.sendto(b"t", root + "/mine.sock")
 attempt("connect", connect)
 attempt("abstract", abstract)
 attempt("bind", bind)
 attempt("socketpair", pair)
 attempt("sendmsg", pair_msg)
+attempt("send", pair_send)
+attempt("sendto", pair_sendto)
 # AF_UNIX makes a SOCK_RAW socket a datagram socket.
 def datagram(kind):
     s = socket.socket(socket.AF_UNIX, kind)
@@ -682,6 +692,8 @@ attempt("seqpacketpair", seqpacket_pair)
 	assert.Equal(t, "EPERM", res["bind"], out.Stdout)
 	assert.Equal(t, "OK", res["socketpair"], out.Stdout)
 	assert.Equal(t, "OK", res["sendmsg"], out.Stdout)
+	assert.Equal(t, "OK", res["send"], out.Stdout)
+	assert.Equal(t, "EPERM", res["sendto"], out.Stdout, "sendto with a destination")
 	assert.Equal(t, "EPERM", res["dgram"], out.Stdout)
 	assert.Equal(t, "EPERM", res["dgrampair"], out.Stdout)
 	assert.Equal(t, "EPERM", res["raw"], out.Stdout)

@@ -48,9 +48,11 @@ var DeniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX}
 // UNIX sockets (SOCK_DGRAM, and SOCK_RAW, which AF_UNIX makes one), so
 // stream socketpair-based tools work while no socket can reach a server (a
 // pathname UNIX socket included, since connect is refused).
+// sendto is refused only with a destination (see Program): send(2) on a
+// socketpair is sendto without one.
 var NetworkDenied = []string{
 	"connect", "bind", "listen", "accept", "accept4",
-	"sendto", "sendmmsg", "recvmmsg",
+	"sendmmsg", "recvmmsg",
 	"getsockopt", "setsockopt", "getpeername", "getsockname", "shutdown",
 }
 
@@ -216,6 +218,15 @@ func compile(denyNetwork bool) ([]byte, error) {
 			if err := deny(name); err != nil {
 				return nil, err
 			}
+		}
+		// sendto's destination is its fifth argument, a pointer: send(2),
+		// which Python's socket.send and sendall use, passes none.
+		withDestination, err := libseccomp.MakeCondition(4, libseccomp.CompareNotEqual, 0)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: sendto condition: %w", err)
+		}
+		if err := deny("sendto", withDestination); err != nil {
+			return nil, err
 		}
 	}
 	return export(f)
