@@ -62,16 +62,16 @@ func (p *ExecParams) UnmarshalJSON(data []byte) error {
 	}
 	var out ExecParams
 	if isPresent(wire.Command) {
-		var args []*string // a null argument is a mistake, not ""
-		if err := json.Unmarshal(wire.Command, &args); err != nil {
+		if err := json.Unmarshal(wire.Command, &out.Command); err != nil {
 			return fmt.Errorf("sandboxexec: exec params: \"command\" must be an array of strings: %w", err)
 		}
-		out.Command = make([]string, len(args))
+		// A null argument decodes as "" above: a mistake to name, not run.
+		var args []json.RawMessage
+		json.Unmarshal(wire.Command, &args)
 		for i, arg := range args {
-			if arg == nil {
+			if !isPresent(arg) {
 				return fmt.Errorf("sandboxexec: exec params: \"command\" must be an array of strings: element %d is null", i)
 			}
-			out.Command[i] = *arg
 		}
 	}
 	if isPresent(wire.Workdir) {
