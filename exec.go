@@ -139,6 +139,9 @@ func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType San
 			o(&cfg)
 		}
 	}
+	if err := policy.check(); err != nil {
+		return ExecToolCallOutput{}, err
+	}
 	req, err := prepare(params, &cfg)
 	if err != nil {
 		return ExecToolCallOutput{}, err
@@ -155,9 +158,6 @@ func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType San
 }
 
 func selectRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
-	if err := policy.check(); err != nil {
-		return nil, err
-	}
 	switch t {
 	case SandboxNone:
 		return plainRunner{}, nil

@@ -31,7 +31,8 @@ const DefaultTimeout = 10 * time.Second
 // and names match without case, as encoding/json matches them. A timeout
 // that is not a non-negative whole number of milliseconds, a command that is
 // not an array of strings (a null element included), or params that are
-// not an object, are decode errors.
+// neither an object nor null (which, as encoding/json has it, changes
+// nothing), are decode errors.
 type ExecParams struct {
 	// Command is the program and its arguments. It is run directly, not
 	// through a shell. A program name without a slash is looked up in the
@@ -246,9 +247,10 @@ func WithLiveOutput(stdout, stderr io.Writer) Option {
 }
 
 // WithEnv sets the command's environment to env ("KEY=value" entries); where
-// a variable has several, the last one counts, as with os/exec. Without it the command gets the host's environment minus every
-// variable whose name contains KEY, SECRET, TOKEN or PASSWORD, in any case.
-// Sandboxed runners add a few variables of their own (see the README).
+// a variable has several, the last one counts, as with os/exec. Without it
+// the command gets the host's environment minus every variable whose name
+// contains KEY, SECRET, TOKEN or PASSWORD, in any case. Sandboxed runners
+// add a few variables of their own (see the README).
 func WithEnv(env []string) Option {
 	return func(c *config) { c.env, c.envSet = append([]string(nil), env...), true }
 }

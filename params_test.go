@@ -3,6 +3,8 @@ package sandboxexec
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -218,4 +220,27 @@ func TestWithEnvCopies(t *testing.T) {
 			assert.NotContains(t, upper, bad)
 		}
 	}
+}
+
+// The sandbox variables say what confines the command: its own sandbox, and
+// one the host runs in (as the host's own environment tells); nothing else
+// that a given or inherited environment claims. Not parallel: t.Setenv.
+func TestWithSandboxEnv(t *testing.T) {
+	for _, name := range []string{EnvSandbox, EnvNetworkDisabled} {
+		t.Setenv(name, "")
+		os.Unsetenv(name)
+	}
+	given := []string{"A=1", EnvSandbox + "=spoofed", "sandboxexec_network_disabled=1", EnvNetworkDisabled + "=1"}
+	want := []string{"A=1", "sandboxexec_network_disabled=1"}
+	if runtime.GOOS == "windows" { // names without case
+		want = []string{"A=1"}
+	}
+	assert.Equal(t, want, withSandboxEnv(given, "", false))
+	assert.Equal(t, append(want, EnvSandbox+"=linux", EnvNetworkDisabled+"=1"), withSandboxEnv(given, "linux", true))
+
+	// The host runs in a sandbox without network: so does the command.
+	t.Setenv(EnvSandbox, "linux")
+	t.Setenv(EnvNetworkDisabled, "1")
+	assert.Equal(t, append(want, EnvSandbox+"=linux", EnvNetworkDisabled+"=1"), withSandboxEnv(given, "", false))
+	assert.Equal(t, append(want, EnvSandbox+"=seatbelt", EnvNetworkDisabled+"=1"), withSandboxEnv(given, "seatbelt", false))
 }

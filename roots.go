@@ -183,13 +183,20 @@ func setEnv(env []string, key, value string) []string {
 }
 
 // withSandboxEnv sets the variables that tell the command where it runs:
-// EnvSandbox to sandbox (none for ""), and EnvNetworkDisabled when
-// noNetwork. Any other value of theirs, inherited or given, goes: it would
-// claim a sandbox, or a restriction, that is not there.
+// EnvSandbox to sandbox, and EnvNetworkDisabled when noNetwork. A sandbox
+// this process runs in confines the command too: where the host's own
+// environment says so, its values count as well (its sandbox's name under
+// SandboxNone, no network whatever the policy). Any other value of theirs,
+// inherited or given, goes: it would claim a sandbox, or a restriction,
+// that is not there. Names compare as the OS compares them.
 func withSandboxEnv(env []string, sandbox string, noNetwork bool) []string {
+	if sandbox == "" {
+		sandbox = os.Getenv(EnvSandbox)
+	}
+	noNetwork = noNetwork || os.Getenv(EnvNetworkDisabled) == "1"
 	out := env[:0:0]
 	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k != EnvSandbox && k != EnvNetworkDisabled {
+		if name, _ := envName(kv); name != EnvSandbox && name != EnvNetworkDisabled {
 			out = append(out, kv)
 		}
 	}
@@ -204,7 +211,8 @@ func withSandboxEnv(env []string, sandbox string, noNetwork bool) []string {
 
 // Variables a sandboxed runner sets in the command's environment, so that
 // scripts and test suites can tell where they run. Under SandboxNone the
-// command has neither.
+// command has neither, unless the host itself runs in a sandbox that set
+// them (see withSandboxEnv).
 const (
 	// EnvSandbox names the sandbox: "linux" or "seatbelt".
 	EnvSandbox = "SANDBOXEXEC_SANDBOX"

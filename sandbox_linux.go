@@ -134,8 +134,9 @@ func startInNamespaces(attr *linuxspawn.Attr) (int, error) {
 			break
 		}
 		if refusal == syscall.ENOSPC {
-			return -1, fmt.Errorf("%w: the namespace quota is full (/proc/sys/user/max_pid_namespaces, "+
-				"max_ipc_namespaces): %v", ErrSandboxUnavailable, err)
+			return -1, fmt.Errorf("%w: no room for a new namespace: the namespace quota is full "+
+				"(/proc/sys/user/max_pid_namespaces, max_ipc_namespaces), or PID namespaces nest "+
+				"too deep: %v", ErrSandboxUnavailable, err)
 		}
 		if tried[next] {
 			continue

@@ -149,7 +149,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	for _, r := range roots {
 		// Abs would clean "dir/.." into dir's parent, and "" into the
 		// working directory: a root is meant as written.
-		if r == "" || slices.Contains(strings.Split(filepath.ToSlash(r), "/"), "..") {
+		if r == "" {
+			return fail("-w: empty directory")
+		}
+		if slices.Contains(strings.Split(filepath.ToSlash(r), "/"), "..") {
 			return fail("-w %q: give a directory without \"..\"", r)
 		}
 		abs, err := filepath.Abs(r)
