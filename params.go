@@ -235,11 +235,10 @@ func WithStdin(r io.Reader) Option {
 // to the given writers as it arrives, uncapped, in addition to the capture.
 // A nil writer is skipped. The two writers are never called at once, so one
 // writer may be given for both. A writer that blocks holds up the reading of
-// both streams, and so the call. Once
-// the drain grace is over (500 ms after the command's exit, or after the
-// call killed it on timeout or cancellation), a writer gets what is left in
-// its pipe only for about 5 ms more, and the write it is in; the capture
-// gets all of it. A writer that returns an error, or panics, gets nothing
+// both streams, and so the call. Once the drain grace is over (500 ms after
+// the command's exit, or after the call killed it on timeout or
+// cancellation), a writer gets what is left in its pipe only for about 5 ms
+// more, and the write it is in; the capture gets all of it. A writer that returns an error, or panics, gets nothing
 // more, and the capture goes on; a panic is raised again in the caller once
 // the command has ended.
 func WithLiveOutput(stdout, stderr io.Writer) Option {
