@@ -25,11 +25,13 @@ func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy)
 	return r, nil
 }
 
-// seatbeltUsable checks, once, that sandbox-exec can apply a profile here.
-// It cannot where this process already runs in a sandbox (under another
-// agent's): it then prints "sandbox_apply: Operation not permitted" and
-// exits 71 without running the command, which would otherwise read as the
-// command's failure, and as a denial.
+// seatbeltUsable checks, once, that sandbox-exec can apply this package's
+// profiles here: with a writable root and without network, and with
+// network. It cannot where this process already runs in a sandbox (under
+// another agent's): it then prints "sandbox_apply: Operation not permitted"
+// and exits 71 without running the command; nor where this macOS rejects a
+// rule of the profile (exit 65). Either would otherwise read as the
+// command's failure, and as a denial, on every call.
 var seatbeltUsable = sync.OnceValue(func() error {
 	fi, err := os.Stat(seatbeltExecutable)
 	if err != nil {
@@ -38,10 +40,15 @@ var seatbeltUsable = sync.OnceValue(func() error {
 	if fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("%s is not executable", seatbeltExecutable)
 	}
-	cmd := exec.Command(seatbeltExecutable, "-p", "(version 1)(allow default)", "/usr/bin/true")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s cannot apply a profile here (is this process sandboxed already?): %v: %s",
-			seatbeltExecutable, err, bytes.TrimSpace(out))
+	for _, policy := range []SandboxPolicy{{}, {NetworkAccess: true}} {
+		argv, err := CreateSeatbeltCommand([]string{"/usr/bin/true"}, []string{os.TempDir()}, policy)
+		if err != nil {
+			return err
+		}
+		if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
+			return fmt.Errorf("%s cannot apply the profile here (is this process sandboxed already?): %v: %s",
+				seatbeltExecutable, err, bytes.TrimSpace(out))
+		}
 	}
 	return nil
 })
