@@ -1693,11 +1693,8 @@ func TestLinuxNamespaceQuotaFullFailsClosed(t *testing.T) {
 	}{{"pid", unix.CLONE_NEWPID}, {"ipc", unix.CLONE_NEWIPC}} {
 		t.Run(ns.name, func(t *testing.T) {
 			if os.Getenv(lxNamespaceQuotaFullEnv) != ns.name {
-				args := append([]string{lxNamespaceQuotaFullEnv + "=" + ns.name}, os.Args[0],
-					"-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-				out, err := exec.Command("env", args...).CombinedOutput()
-				require.NoError(t, err, "%s", out)
-				require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+				// env sets the variable to the namespace, over lxRerunUnder's 1.
+				lxRerunUnder(t, lxNamespaceQuotaFullEnv, "env", lxNamespaceQuotaFullEnv+"="+ns.name)
 				return
 			}
 			lxRefuse(t, "clone", unix.ENOSPC, ns.flag)
