@@ -13,6 +13,11 @@ FUZZ_TARGETS = .:FuzzExecParamsJSON .:FuzzCapture .:FuzzFilterSecrets \
 FUZZ_SHORT ?= 3000x
 FUZZ_LONG ?= 300000x
 
+# The release go.mod's go line names (go1.22 is the toolchain go1.22.0):
+# users vendor this library into their own builds, so the code must compile
+# there, not only with the Go at hand. The go command fetches it.
+OLDEST_GO := $(shell awk '/^go /{v=$$2; if (split(v, p, ".") == 2) v = v ".0"; print "go" v}' go.mod)
+
 all: test
 
 # The Linux sandbox links libseccomp through cgo.
@@ -30,6 +35,7 @@ test: deps
 	GOOS=windows CGO_ENABLED=0 $(GO) vet ./...
 	GOOS=darwin CGO_ENABLED=0 $(GO) test -c -o /dev/null .
 	GOOS=windows CGO_ENABLED=0 $(GO) test -c -o /dev/null .
+	GOTOOLCHAIN=$(OLDEST_GO) $(GO) vet ./...
 	$(MAKE) --no-print-directory fuzz-short
 
 # A few seconds of each fuzz target (make test); make fuzz runs longer.
