@@ -172,7 +172,8 @@ type SandboxPolicy struct {
 	// MaxProcesses caps the processes and threads alive at once: with a
 	// pids cgroup where the host may create one (root, or a delegated
 	// cgroup), else with RLIMIT_NPROC, which counts every process of the
-	// user and does not bind root.
+	// user and does not bind root. A value above the most processes Linux
+	// allows at all (4,194,304 on 64-bit systems) means that many.
 	MaxProcesses int
 	// MaxFileSize caps the size of any file the command writes, in bytes
 	// (RLIMIT_FSIZE; a write past it fails with EFBIG).

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -560,6 +561,9 @@ func TestReliabilityForkBomb(t *testing.T) {
 		}{
 			{SandboxPolicy{}, strconv.Itoa(DefaultMaxProcesses)},
 			{SandboxPolicy{MaxProcesses: 64}, "64"},
+			// More than Linux allows at all means no more than that.
+			{SandboxPolicy{MaxProcesses: 1<<22 + 1}, strconv.Itoa(pidMaxLimit)},
+			{SandboxPolicy{MaxProcesses: math.MaxInt}, strconv.Itoa(pidMaxLimit)},
 		} {
 			out, _, err := relCall(t, ExecParams{Command: lxSh(script, mnt)}, []string{t.TempDir()}, tc.policy)
 			relRequireOK(t, out, err)

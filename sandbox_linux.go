@@ -5,6 +5,7 @@ package sandboxexec
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"strings"
 	"sync"
@@ -277,10 +278,15 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 
 func (r *linuxRunner) maxProcesses() uint64 {
 	if r.policy.MaxProcesses > 0 {
-		return uint64(r.policy.MaxProcesses)
+		return min(uint64(r.policy.MaxProcesses), pidMaxLimit)
 	}
 	return DefaultMaxProcesses
 }
+
+// pidMaxLimit is the most processes Linux allows at all (PID_MAX_LIMIT),
+// and the most pids.max accepts: a larger MaxProcesses binds no more, and
+// is not the caller's mistake.
+const pidMaxLimit = 32768 << (7 * (bits.UintSize / 64)) // 4 Mi on 64-bit
 
 // rlimits are the policy's limits other than the process count.
 func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
