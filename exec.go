@@ -379,6 +379,11 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		}
 	}
 	exitCode, signal, waitErr := await(ch, streams, ended)
+	if stdinCopy != nil {
+		if p := stdinCopy.finish(); p != nil {
+			panic(p)
+		}
+	}
 	for _, s := range streams {
 		// The command has ended and been reaped: what the live writer
 		// did is the caller's now.
@@ -483,6 +488,10 @@ func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, s
 type stdinCopier struct {
 	src io.Reader
 	w   *os.File
+
+	mu       sync.Mutex
+	callOver bool
+	panicked any // what src panicked with while the call was on
 }
 
 // openStdin returns the file the child reads as stdin and, when src must be
@@ -510,11 +519,44 @@ func openStdin(src io.Reader) (*os.File, *stdinCopier, error) {
 	return pr, &stdinCopier{src: src, w: pw}, nil
 }
 
+// begin starts the copy. A reader that panics gives the child EOF, and its
+// panic is kept for the engine to raise in the caller once the call is over,
+// as a live writer's is; it is raised here, on its own goroutine, only where
+// the call is already over (it no longer waits for a reader that blocks).
 func (c *stdinCopier) begin() {
 	go func() {
+		defer c.w.Close()
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			p := recover()
+			if p == nil { // runtime.Goexit: the copy just ends
+				return
+			}
+			c.mu.Lock()
+			over := c.callOver
+			if !over {
+				c.panicked = p
+			}
+			c.mu.Unlock()
+			if over {
+				panic(p)
+			}
+		}()
 		io.Copy(c.w, c.src)
-		c.w.Close()
+		returned = true
 	}()
+}
+
+// finish says the call is over, and returns what the reader panicked with
+// until then, if anything.
+func (c *stdinCopier) finish() any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.callOver = true
+	return c.panicked
 }
 
 // abort closes the pipe so that a copy blocked on the child ends; a copy

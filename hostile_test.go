@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -439,6 +440,39 @@ func TestHostileLiveWriterPanics(t *testing.T) {
 	}()
 	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "the command ran on")
 	engReaped(t, engReadPid(t, pidFile))
+}
+
+type panickingReader struct{}
+
+func (panickingReader) Read([]byte) (int, error) { panic("stdin reader panicked") }
+
+// A stdin reader that panics (a typed nil, say) ends the command's input,
+// and its panic is raised in the caller once the command has ended and been
+// reaped, not on the library's goroutine, where no caller could recover it.
+func TestHostileStdinReaderPanics(t *testing.T) {
+	t.Parallel()
+	for name, r := range map[string]io.Reader{
+		"panics":    panickingReader{},
+		"typed nil": (*strings.Reader)(nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			var recovered any
+			func() {
+				defer func() { recovered = recover() }()
+				engRun(t, engSh(`echo $$ >"$1"; cat; echo "read EOF"`, pidFile), WithStdin(r))
+				t.Error("the call returned")
+			}()
+			require.NotNil(t, recovered)
+			if name == "panics" {
+				assert.Equal(t, "stdin reader panicked", recovered)
+			} else {
+				assert.Implements(t, (*runtime.Error)(nil), recovered)
+			}
+			engReaped(t, engReadPid(t, pidFile))
+		})
+	}
 }
 
 // A lock the command takes on its stdin, the null device, ends with the

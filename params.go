@@ -227,7 +227,11 @@ type config struct {
 // stops at EOF or an error from r, or at its first write once the command is
 // gone. The call does not wait for it: a Read that is blocked when the call
 // returns keeps the goroutine, and r, until it returns, and what it reads
-// then is dropped. Close r (or give an *os.File) where that matters.
+// then is dropped. Close r (or give an *os.File) where that matters. A Read
+// that panics ends the input (the command reads EOF), and the panic is raised
+// again in the caller once the command has ended and been reaped, as a live
+// writer's is; after the call has returned, it can only crash the program,
+// as with os/exec.
 func WithStdin(r io.Reader) Option {
 	return func(c *config) { c.stdin = r }
 }
