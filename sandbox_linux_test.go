@@ -1710,3 +1710,46 @@ func TestLinuxNamespaceQuotaFullFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// As its PID namespace's init, the command ignores the signals it sends
+// itself without a handler, SIGKILL included, and abort()'s SIGABRT, after
+// which glibc ends it with an illegal instruction: the README's "As pid 1"
+// says so, and a crash the kernel raises is still reported as itself.
+func TestLinuxCommandAsPid1(t *testing.T) {
+	if !requireSandbox(t).PIDNamespace {
+		t.Skip("no PID namespace: the command is not pid 1")
+	}
+	roots := []string{t.TempDir()}
+	out, err := lxRun(t, lxSh(`kill -KILL $$; echo "survived as pid $$"`), roots, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "survived as pid 1\n", out.Stdout)
+
+	python := lxPython(t)
+	for _, tc := range []struct {
+		script string
+		signal string
+	}{
+		{"import ctypes; ctypes.string_at(0)", "SIGSEGV"},
+		{"import os, signal; signal.signal(signal.SIGUSR1, lambda *a: os._exit(3)); os.kill(1, signal.SIGUSR1); signal.pause()", ""},
+	} {
+		out, err := lxRun(t, []string{python, "-c", tc.script}, roots, SandboxPolicy{})
+		require.NoError(t, err, "%s: %+v", tc.script, out)
+		assert.Equal(t, tc.signal, out.Signal, "%s: stderr %q", tc.script, out.Stderr)
+		if tc.signal == "" {
+			assert.Equal(t, 3, out.ExitCode, "%s: a handler gets the signal", tc.script)
+		} else {
+			assert.Equal(t, 128+11, out.ExitCode, tc.script)
+		}
+	}
+
+	// glibc's last resort after an ignored SIGABRT is an instruction that
+	// traps: on x86-64 a general protection fault, SIGSEGV.
+	out, err = lxRun(t, []string{python, "-c", "import os; os.abort()"}, roots, SandboxPolicy{})
+	require.NoError(t, err, "%+v", out)
+	assert.NotEqual(t, "SIGABRT", out.Signal, "abort() as pid 1")
+	assert.NotEmpty(t, out.Signal, "abort() as pid 1")
+	if runtime.GOARCH == "amd64" {
+		assert.Equal(t, "SIGSEGV", out.Signal)
+		assert.Equal(t, 128+11, out.ExitCode)
+	}
+}
