@@ -276,7 +276,8 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		}
 	}()
 
-	stdin, stdinCopy, err := openStdin(cfg.stdin)
+	_, unconfined := r.(plainRunner)
+	stdin, stdinCopy, err := openStdin(cfg.stdin, unconfined)
 	if err != nil {
 		return ExecToolCallOutput{}, err
 	}
@@ -500,8 +501,11 @@ type stdinCopier struct {
 // openStdin returns the file the child reads as stdin and, when src must be
 // copied into a pipe, the copier that will do it. Each call opens the null
 // device anew: a command may lock the file it gets (flock) or change its
-// status flags, and neither may outlast the call.
-func openStdin(src io.Reader) (*os.File, *stdinCopier, error) {
+// status flags, and neither may outlast the call. A sandbox checks a file
+// when it is opened, not when it is written to or sent on, so a confined
+// command gets an *os.File only when it can only read it (see readOnly);
+// any other is copied like a reader.
+func openStdin(src io.Reader, unconfined bool) (*os.File, *stdinCopier, error) {
 	if src == nil {
 		f, err := os.Open(os.DevNull)
 		if err != nil {
@@ -513,7 +517,9 @@ func openStdin(src io.Reader) (*os.File, *stdinCopier, error) {
 		if f.Fd() == ^uintptr(0) { // nil or closed: the child would start without a stdin
 			return nil, nil, errors.New("sandboxexec: stdin: the *os.File is nil or closed")
 		}
-		return f, nil, nil
+		if unconfined || readOnly(f) {
+			return f, nil, nil
+		}
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {

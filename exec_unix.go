@@ -218,3 +218,15 @@ func underlying(err error) error {
 	}
 	return err
 }
+
+// readOnly says f is open for reading only and is not a socket: a
+// descriptor the command cannot write through, outside the sandbox's checks.
+// (A socket's status flags say O_RDWR, but be sure.)
+func readOnly(f *os.File) bool {
+	flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	if err != nil || flags&unix.O_ACCMODE != unix.O_RDONLY {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFSOCK
+}

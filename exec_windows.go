@@ -314,3 +314,6 @@ func underlying(err error) error {
 
 // rawRead never runs on Windows, whose pipes have no read deadlines.
 func rawRead(uintptr, []byte) (int, error) { return 0, nil }
+
+// readOnly is never asked on Windows, where every call is unconfined.
+func readOnly(*os.File) bool { return false }

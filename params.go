@@ -223,7 +223,10 @@ type config struct {
 
 // WithStdin gives the command r as its standard input. Without it, stdin is
 // the null device, never the host's stdin. An *os.File is handed to the child
-// as it is. Any other reader is copied into a pipe by a goroutine, which
+// as it is, except in a sandbox where it is open for writing or is a socket:
+// a sandbox checks files when they are opened, so the command could write
+// through it wherever it leads; such a file is read like any other reader.
+// Any other reader is copied into a pipe by a goroutine, which
 // stops at EOF or an error from r, or at its first write once the command is
 // gone. The call does not wait for it: a Read that is blocked when the call
 // returns keeps the goroutine, and r, until it returns, and what it reads

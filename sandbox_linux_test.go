@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -1752,4 +1753,97 @@ func TestLinuxCommandAsPid1(t *testing.T) {
 		assert.Equal(t, "SIGSEGV", out.Signal)
 		assert.Equal(t, 128+11, out.ExitCode)
 	}
+}
+
+// /dev/shm is the host's, and writable only as a root: POSIX semaphores
+// (Python's multiprocessing.Lock) fail without it, as the README says.
+func TestLinuxDevShm(t *testing.T) {
+	requireSandbox(t)
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		t.Skip("no /dev/shm on this host")
+	}
+	cmd := []string{lxPython(t), "-c", `import errno, multiprocessing
+try:
+    multiprocessing.Lock()
+    print("lock=OK")
+except OSError as e:
+    print("lock=" + errno.errorcode[e.errno])`}
+	out, err := lxRun(t, cmd, []string{t.TempDir()}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "lock=EACCES\n", out.Stdout)
+
+	out, err = lxRun(t, cmd, []string{t.TempDir(), "/dev/shm"}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "lock=OK\n", out.Stdout)
+}
+
+// A file given as stdin that the command could write through (open for
+// writing, or a socket) would take it past the sandbox, which checks files
+// when they are opened: it is copied through a pipe instead. A read-only
+// file is handed over as it is, and so is any file without a sandbox.
+func TestLinuxStdinFileCannotBeWritten(t *testing.T) {
+	requireSandbox(t)
+	outside := filepath.Join(t.TempDir(), "victim")
+	require.NoError(t, os.WriteFile(outside, []byte("input\n"), 0o644))
+	roots := []string{t.TempDir()}
+	script := lxSh(`read line; echo "read $line"; echo written >&0 && echo "wrote"; readlink /proc/self/fd/0`)
+
+	rw, err := os.OpenFile(outside, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer rw.Close()
+	out, err := lxRun(t, script, roots, SandboxPolicy{}, WithStdin(rw))
+	require.NoError(t, err)
+	assert.Contains(t, out.Stdout, "read input\n")
+	assert.NotContains(t, out.Stdout, "wrote")
+	assert.Contains(t, out.Stdout, "pipe:")
+	got, err := os.ReadFile(outside)
+	require.NoError(t, err)
+	assert.Equal(t, "input\n", string(got), "the file outside the roots is unchanged")
+
+	// A connected socket, with no network in the policy.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	received := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			received <- err.Error()
+			return
+		}
+		defer c.Close()
+		c.Write([]byte("input\n"))
+		c.(*net.TCPConn).CloseWrite()
+		b, _ := io.ReadAll(c)
+		received <- string(b)
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	sock, err := conn.(*net.TCPConn).File()
+	require.NoError(t, err)
+	defer sock.Close()
+	out, err = lxRun(t, script, roots, SandboxPolicy{}, WithStdin(sock))
+	require.NoError(t, err)
+	conn.Close()
+	sock.Close()
+	assert.Contains(t, out.Stdout, "read input\n")
+	assert.NotContains(t, out.Stdout, "wrote")
+	assert.Equal(t, "", <-received, "nothing reached the peer")
+
+	// Read-only: handed over.
+	ro, err := os.Open(outside)
+	require.NoError(t, err)
+	defer ro.Close()
+	out, err = lxRun(t, script, roots, SandboxPolicy{}, WithStdin(ro))
+	require.NoError(t, err)
+	assert.Contains(t, out.Stdout, "read input\n")
+	assert.Contains(t, out.Stdout, outside)
+	assert.NotContains(t, out.Stdout, "wrote")
+
+	// No sandbox: os/exec's way, the file as it is.
+	_, err = rw.Seek(0, io.SeekStart)
+	require.NoError(t, err)
+	out, err = ProcessExecToolCall(context.Background(), ExecParams{Command: script}, SandboxNone, nil, SandboxPolicy{}, WithStdin(rw))
+	require.NoError(t, err)
+	assert.Contains(t, out.Stdout, "wrote")
 }
