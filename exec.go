@@ -23,7 +23,8 @@ import (
 	"time"
 )
 
-// ErrEmptyCommand is returned when ExecParams.Command is empty.
+// ErrEmptyCommand is returned, perhaps wrapped (test with errors.Is), when
+// ExecParams.Command is empty or its program name is.
 var ErrEmptyCommand = errors.New("sandboxexec: empty command")
 
 // ErrSandboxUnavailable is returned, wrapped with the reason, when the

@@ -31,8 +31,10 @@ const DefaultTimeout = 10 * time.Second
 // and names match without case, as encoding/json matches them. A timeout
 // that is not a non-negative whole number of milliseconds, a command that is
 // not an array of strings (a null element included), or params that are
-// neither an object nor null (which, as encoding/json has it, changes
-// nothing), are decode errors.
+// neither an object nor null, are decode errors. An object sets every field,
+// absent ones to their zero value (unlike encoding/json, which keeps what
+// they held): each tool call is decoded whole, with nothing left from the
+// last one. A null, as encoding/json has it, changes nothing.
 type ExecParams struct {
 	// Command is the program and its arguments. It is run directly, not
 	// through a shell. A program name without a slash is looked up in the
@@ -49,6 +51,9 @@ type ExecParams struct {
 
 // UnmarshalJSON decodes the wire format, with errors that name the field.
 func (p *ExecParams) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
 	var wire struct {
 		Command json.RawMessage `json:"command"`
 		Workdir json.RawMessage `json:"workdir"`

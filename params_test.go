@@ -90,6 +90,10 @@ func TestExecParamsDecodeReplaces(t *testing.T) {
 	p := ExecParams{Command: []string{"old"}, Workdir: "/old", TimeoutMs: ptrU64(7)}
 	require.NoError(t, json.Unmarshal([]byte(`{"command":["new"]}`), &p))
 	assert.Equal(t, ExecParams{Command: []string{"new"}}, p)
+
+	// A null document changes nothing, as encoding/json has it.
+	require.NoError(t, json.Unmarshal([]byte(` null `), &p))
+	assert.Equal(t, ExecParams{Command: []string{"new"}}, p)
 }
 
 func TestExecParamsTimeout(t *testing.T) {

@@ -212,7 +212,9 @@ func withSandboxEnv(env []string, sandbox string, noNetwork bool) []string {
 // Variables a sandboxed runner sets in the command's environment, so that
 // scripts and test suites can tell where they run. Under SandboxNone the
 // command has neither, unless the host itself runs in a sandbox that set
-// them (see withSandboxEnv).
+// them: then the command gets the host's values, since it runs in that
+// sandbox too. No value given in the environment can claim a sandbox or a
+// network restriction that is not there.
 const (
 	// EnvSandbox names the sandbox: "linux" or "seatbelt".
 	EnvSandbox = "SANDBOXEXEC_SANDBOX"

@@ -102,7 +102,7 @@ func seatbeltPrefix(writableRoots []string, policy SandboxPolicy) (argv, roots [
 // below the writable roots only, or everywhere with FullDiskWriteAccess;
 // the network only with NetworkAccess.
 //
-// Roots follow the same rule as the Linux sandbox (canonicalRoots): each
+// Roots follow the same rule as the Linux sandbox: each
 // must be an absolute directory path without NUL or ".."; it is resolved
 // through symlinks, because Seatbelt matches canonical paths (/tmp is
 // /private/tmp on macOS), and skipped if it does not exist; one reached
