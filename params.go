@@ -142,6 +142,14 @@ const (
 	SandboxLinuxSeccomp
 )
 
+// PlatformSandbox is the sandbox this OS offers: SandboxLinuxSeccomp on
+// Linux, SandboxMacosSeatbelt on macOS, SandboxNone elsewhere. It does not
+// say the sandbox works here (ProbeSandbox does): a call under a sandbox
+// this machine cannot apply fails with ErrSandboxUnavailable and runs
+// nothing. So does every call under SandboxLinuxSeccomp in a Linux build
+// without cgo, which cannot apply it, rather than running unconfined.
+func PlatformSandbox() SandboxType { return platformSandbox() }
+
 func (t SandboxType) String() string {
 	switch t {
 	case SandboxNone:

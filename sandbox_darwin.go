@@ -8,8 +8,7 @@ import (
 	"sync"
 )
 
-// PlatformSandbox reports SandboxMacosSeatbelt.
-func PlatformSandbox() SandboxType { return SandboxMacosSeatbelt }
+func platformSandbox() SandboxType { return SandboxMacosSeatbelt }
 
 func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
 	if t != SandboxMacosSeatbelt {

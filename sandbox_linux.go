@@ -21,9 +21,7 @@ import (
 	"github.com/agentbox/sandboxexec/internal/seccomp"
 )
 
-// PlatformSandbox reports SandboxLinuxSeccomp (also in a build without cgo,
-// where calls under it fail with ErrSandboxUnavailable).
-func PlatformSandbox() SandboxType { return SandboxLinuxSeccomp }
+func platformSandbox() SandboxType { return SandboxLinuxSeccomp }
 
 func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
 	if t != SandboxLinuxSeccomp {

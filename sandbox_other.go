@@ -7,11 +7,10 @@ import (
 	"runtime"
 )
 
-// PlatformSandbox reports SandboxNone where this OS has no sandbox this
-// package can apply. On Linux it reports SandboxLinuxSeccomp even in a build
-// without cgo, which cannot apply it: a call under it then fails with
-// ErrSandboxUnavailable, rather than running the command unconfined.
-func PlatformSandbox() SandboxType {
+// platformSandbox is SandboxNone where this OS has no sandbox this package
+// can apply, but SandboxLinuxSeccomp on Linux without cgo: a call under it
+// then fails, rather than running the command unconfined.
+func platformSandbox() SandboxType {
 	if runtime.GOOS == "linux" {
 		return SandboxLinuxSeccomp
 	}
