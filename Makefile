@@ -61,7 +61,8 @@ demo: deps
 	@set -u; d="$$(mktemp -d)"; trap 'rm -rf "$$d"' EXIT; \
 	mkdir "$$d/root" "$$d/outside"; \
 	$(GO) build -o "$$d/sandboxrun" ./examples/sandboxrun || exit 1; \
-	step() { echo; echo "== $$1"; shift; echo "\$$ sandboxrun $$*"; \
+	step() { echo; echo "== $$1"; shift; printf '$$ sandboxrun'; \
+		for a; do case "$$a" in *[!A-Za-z0-9_./=-]*) printf ' "%s"' "$$a";; *) printf ' %s' "$$a";; esac; done; echo; \
 		"$$d/sandboxrun" "$$@" 2>&1; echo "-> exit $$?"; }; \
 	step "allowed: write inside the writable root" \
 		-sandbox auto -w "$$d/root" -- sh -c "echo hello > '$$d/root/file' && cat '$$d/root/file'"; \

@@ -159,6 +159,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err != nil {
 			return fail("-w %s: %v", r, err)
 		}
+		if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+			// The library skips it; a typo should not go unseen.
+			fmt.Fprintf(stderr, "sandboxrun: -w %s does not exist: not writable\n", r)
+		}
 		writable = append(writable, abs)
 	}
 	policy := sandboxexec.SandboxPolicy{NetworkAccess: *network}
@@ -173,12 +177,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	out, err := sandboxexec.ProcessExecToolCall(ctx, params, sandboxType, writable, policy, opts...)
 	var denied *sandboxexec.SandboxDeniedError
 	var stopped stoppedBy
-	switch {
-	case errors.As(err, &stopped):
-		// Interrupted, as a shell reports it: 128 + the signal.
-		fmt.Fprintf(stderr, "sandboxrun: %v, the command was killed\n", stopped.sig)
-		return 128 + int(stopped.sig)
-	case err != nil && !errors.As(err, &denied):
+	interrupted := errors.As(err, &stopped)
+	if err != nil && !interrupted && !errors.As(err, &denied) {
 		return fail("%v", err)
 	}
 	if *jsonOut {
@@ -189,6 +189,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	switch {
+	case interrupted:
+		// As a shell reports it: 128 + the signal.
+		fmt.Fprintf(stderr, "sandboxrun: %v, the command was killed\n", stopped.sig)
+		return 128 + int(stopped.sig)
 	case denied != nil:
 		fmt.Fprintf(stderr, "sandboxrun: the %v sandbox likely refused the command an action (%v)\n", sandboxType, err)
 	case out.TimedOut:

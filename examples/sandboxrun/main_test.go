@@ -151,6 +151,11 @@ func TestRunWorkdirAndRoots(t *testing.T) {
 	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
 	assert.Equal(t, dir+"\n", r.stdout)
 
+	// A root that does not exist is skipped, with a word.
+	r = runCLI(t, "", "-sandbox", "none", "-w", filepath.Join(dir, "typo"), "--", "true")
+	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
+	assert.Contains(t, r.stderr, "typo does not exist")
+
 	r = runCLI(t, "", "-sandbox", "none", "-C", filepath.Join(dir, "missing"), "--", "pwd")
 	assert.Equal(t, exitFailure, r.code)
 	assert.Contains(t, r.stderr, "workdir")
@@ -183,6 +188,17 @@ func TestRunInterrupted(t *testing.T) {
 		assert.Equal(t, "started\n", stdout.String())
 		assert.Contains(t, stderr.String(), "the command was killed")
 	}
+
+	// With -json, what the command printed before it was killed is still
+	// printed.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(200*time.Millisecond, func() { cancel(stoppedBy{syscall.SIGTERM}) })
+	var stdout, stderr bytes.Buffer
+	got := run(ctx, []string{"-sandbox", "none", "-json", "--", "sh", "-c", "echo started; sleep 30"}, nil, &stdout, &stderr)
+	assert.Equal(t, 143, got, stderr.String())
+	var out sandboxexec.ExecToolCallOutput
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "stdout: %q", stdout.String())
+	assert.Equal(t, "started\n", out.Stdout)
 }
 
 func TestParseSandbox(t *testing.T) {
