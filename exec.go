@@ -412,12 +412,12 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		Signal:          signal,
 	}
 	out.Duration = time.Since(start)
-	switch reason {
-	case reasonTimeout:
+	switch {
+	case reason == reasonTimeout && !exitedBeforeKill(signal, waitErr):
 		out.TimedOut = true
 		out.ExitCode = TimeoutExitCode
 		return out, nil
-	case reasonCancel:
+	case reason == reasonCancel:
 		return out, contextError("command cancelled", ctx)
 	}
 	if waitErr != nil {

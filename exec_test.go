@@ -343,6 +343,28 @@ func TestExecStdoutStderr(t *testing.T) {
 func TestExecTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
+	t.Run("exit as the timeout hits", func(t *testing.T) {
+		t.Parallel()
+		// The timer can fire after the command has exited by itself and
+		// before the engine has seen it: the command's own exit is reported
+		// then, not a timeout. Which one wins each race is chance; a timeout
+		// is only ever reported for a command the kill ended.
+		timedOut, exited := 0, 0
+		const calls = 500
+		for i := range calls {
+			out, _, err := engRun(t, engCmd("sh", "-c", "exit 0").withTimeoutMs(uint64(1+i%4)))
+			require.NoError(t, err)
+			if out.TimedOut {
+				timedOut++
+				require.Equal(t, "SIGKILL", out.Signal, "a timeout reported for a command that exited by itself: %+v", out)
+			} else {
+				exited++
+				require.Equal(t, 0, out.ExitCode, "%+v", out)
+				require.Empty(t, out.Signal, "%+v", out)
+			}
+		}
+		t.Logf("of %d calls of sh with a 1-4 ms timeout, %d timed out and %d exited", calls, timedOut, exited)
+	})
 	t.Run("sleep 30", func(t *testing.T) {
 		t.Parallel()
 		out, elapsed, err := engRun(t, engCmd("sleep", "30").withTimeoutMs(300))

@@ -142,6 +142,14 @@ func killGroup(pid int) {
 
 // waitStatus turns a wait status into an exit code: the status itself, or
 // 128+N and the signal's name for a command killed by signal N.
+// exitedBeforeKill says that a command the timeout was killing had exited by
+// itself before the kill reached it: it died of no signal, where the kill is
+// a SIGKILL. The timer fires between the command's exit and the engine's
+// seeing it; the command's own status is then the true one.
+func exitedBeforeKill(signal string, waitErr error) bool {
+	return waitErr == nil && signal == ""
+}
+
 func waitStatus(ws syscall.WaitStatus) (int, string) {
 	if ws.Signaled() {
 		sig := ws.Signal()

@@ -17,6 +17,10 @@ import (
 
 var errNotDir error = syscall.ENOTDIR
 
+// exitedBeforeKill cannot be told on Windows, where a killed process exits
+// with killedExitCode, as one that exits by itself may.
+func exitedBeforeKill(string, error) bool { return false }
+
 // killedExitCode is the exit code TerminateJobObject gives the processes it
 // ends.
 const killedExitCode = 1
