@@ -884,3 +884,20 @@ func TestExecConcurrentNoLeaks(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A workdir that goes away between the call's check and the start is named
+// in the error, not taken for a missing program.
+func TestStartPlainWorkdirGone(t *testing.T) {
+	t.Parallel()
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer null.Close()
+	gone := filepath.Join(t.TempDir(), "gone")
+	sh, err := exec.LookPath("sh")
+	require.NoError(t, err)
+	_, err = startPlain(&spawnRequest{path: sh, argv: []string{"sh", "-c", "true"}, dir: gone, stdio: [3]*os.File{null, null, null}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "workdir")
+	assert.Contains(t, err.Error(), gone)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}

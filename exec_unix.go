@@ -33,6 +33,11 @@ func startPlain(req *spawnRequest) (*child, error) {
 		Sys:   sys,
 	})
 	if err != nil {
+		if req.dir != "" && !usableDir(req.dir) {
+			// It was one when the call checked: the chdir failed, not
+			// the exec, and the error should say so.
+			return nil, fmt.Errorf("sandboxexec: workdir: %w", &os.PathError{Op: "chdir", Path: req.dir, Err: err})
+		}
 		return nil, fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "fork/exec", Path: req.path, Err: err})
 	}
 	c, err := newChild(pid, *pidfd)
@@ -41,6 +46,12 @@ func startPlain(req *spawnRequest) (*child, error) {
 	}
 	c.killAll = func() { killGroup(pid) }
 	return c, nil
+}
+
+// usableDir says dir is a directory this process may enter.
+func usableDir(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir() && unix.Access(dir, unix.X_OK) == nil
 }
 
 // newChild is the command just started as pid, with its pidfd (-1 if none).
