@@ -5,7 +5,9 @@ package sandboxexec_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/agentbox/sandboxexec"
 )
@@ -78,4 +80,34 @@ func ExampleExecParams() {
 	// [echo hello agent] / 5000
 	// {"exit_code":0,"stdout":"hello agent\n","stderr":"","timed_out":false,"stdout_truncated":false,"stderr_truncated":false,"stdout_bytes":12,"stderr_bytes":0,"duration_ms":0}
 	// sandboxexec: exec params: "command" must be an array of strings: json: cannot unmarshal string into Go value of type []string
+}
+
+// A tool call run in this OS's sandbox: writes only below the project, no
+// network, and live output as it comes. (Not run as a test: what the sandbox
+// allows depends on the machine; ProbeSandbox tells.)
+func ExampleProcessExecToolCall_sandboxed() {
+	ctx, cancel := context.WithCancel(context.Background()) // cancel: the user pressed stop
+	defer cancel()
+	params := sandboxexec.ExecParams{
+		Command: []string{"sh", "-c", "echo built > out.txt; echo pwned > $HOME/.bashrc"},
+		Workdir: "/work/project",
+	}
+	out, err := sandboxexec.ProcessExecToolCall(ctx, params,
+		sandboxexec.PlatformSandbox(),
+		[]string{"/work/project"}, // writable roots
+		sandboxexec.SandboxPolicy{},
+		sandboxexec.WithLiveOutput(os.Stdout, os.Stderr))
+	var denied *sandboxexec.SandboxDeniedError
+	switch {
+	case errors.Is(err, sandboxexec.ErrSandboxUnavailable):
+		fmt.Println("this machine cannot sandbox:", err) // nothing ran
+	case errors.As(err, &denied):
+		// The command failed, likely because the sandbox refused it
+		// something (here, the write to ~/.bashrc): out is valid.
+		fmt.Println("denied; exit code", out.ExitCode)
+	case err != nil:
+		fmt.Println("not run, or cancelled:", err)
+	default:
+		fmt.Println("exit code", out.ExitCode)
+	}
 }
