@@ -278,17 +278,20 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	}()
 
 	_, unconfined := r.(plainRunner)
-	stdin, stdinCopy, err := openStdin(cfg.stdin, unconfined)
+	stdin, stdinCopy, stdinDone, err := openStdin(cfg.stdin, unconfined)
 	if err != nil {
 		return ExecToolCallOutput{}, err
 	}
-	if stdin != cfg.stdin {
+	if stdinDone != nil {
+		defer stdinDone()
+	} else if stdin != cfg.stdin {
 		closeAfterStart = append(closeAfterStart, stdin)
 	}
 	if stdinCopy != nil {
 		// abort closes it once the command has ended; this closes it also
 		// when the call fails before that.
 		closeAtEnd = append(closeAtEnd, stdinCopy.w)
+		defer stdinCopy.dropUnbegun()
 	}
 	var readers [2]*os.File
 	for i := range readers {
@@ -489,44 +492,91 @@ func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, s
 	return exitCode, signal, err
 }
 
-// stdinCopier feeds a reader that is not a file to the child through a pipe.
+// stdinCopier feeds the child's stdin pipe from a reader (src), or from a
+// file of the host's (srcFD, a duplicate, read while it is readable and
+// until abort, so that nothing is read from it once the call is over).
 type stdinCopier struct {
-	src io.Reader
-	w   *os.File
+	src   io.Reader
+	srcFD int // -1 for src
+	w     *os.File
+
+	begun     bool
+	abortOnce sync.Once
+	aborted   *os.File // readable once abort was called; with srcFD only
+	abortW    *os.File
 
 	mu       sync.Mutex
 	callOver bool
 	panicked any // what src panicked with while the call was on
 }
 
-// openStdin returns the file the child reads as stdin and, when src must be
-// copied into a pipe, the copier that will do it. Each call opens the null
-// device anew: a command may lock the file it gets (flock) or change its
-// status flags, and neither may outlast the call. A sandbox checks a file
-// when it is opened, not when it is written to or sent on, so a confined
-// command gets an *os.File only when it can only read it (see readOnly);
-// any other is copied like a reader.
-func openStdin(src io.Reader, unconfined bool) (*os.File, *stdinCopier, error) {
+// openStdin returns the file the child reads as stdin; when src must be
+// copied into a pipe, the copier that will do it; and what to do once the
+// command has ended, if anything. Each call opens the null device anew: a
+// command may lock the file it gets (flock) or change its status flags, and
+// neither may outlast the call. A sandbox checks a file when it is opened,
+// not when it is written to or sent on, so a confined command gets an
+// *os.File of the host's only where it can only read it: see confinedStdin.
+func openStdin(src io.Reader, unconfined bool) (*os.File, *stdinCopier, func(), error) {
 	if src == nil {
 		f, err := os.Open(os.DevNull)
 		if err != nil {
-			return nil, nil, fmt.Errorf("sandboxexec: stdin: %w", err)
+			return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", err)
 		}
-		return f, nil, nil
+		return f, nil, nil, nil
 	}
 	if f, ok := src.(*os.File); ok {
 		if f.Fd() == ^uintptr(0) { // nil or closed: the child would start without a stdin
-			return nil, nil, errors.New("sandboxexec: stdin: the *os.File is nil or closed")
+			return nil, nil, nil, errors.New("sandboxexec: stdin: the *os.File is nil or closed")
 		}
-		if unconfined || readOnly(f) {
-			return f, nil, nil
+		if unconfined {
+			return f, nil, nil, nil
+		}
+		return confinedStdin(f)
+	}
+	return copiedStdin(src, -1)
+}
+
+// copiedStdin is a pipe for the child to read, and the copier that will
+// feed it from src or, when fd is not -1, from the descriptor fd, which it
+// then owns.
+func copiedStdin(src io.Reader, fd int) (*os.File, *stdinCopier, func(), error) {
+	c := &stdinCopier{src: src, srcFD: fd}
+	fail := func(err error) (*os.File, *stdinCopier, func(), error) {
+		c.closeSource()
+		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin pipe: %w", err)
+	}
+	if fd != -1 {
+		var err error
+		if c.aborted, c.abortW, err = os.Pipe(); err != nil {
+			return fail(err)
 		}
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("sandboxexec: stdin pipe: %w", err)
+		return fail(err)
 	}
-	return pr, &stdinCopier{src: src, w: pw}, nil
+	c.w = pw
+	return pr, c, nil, nil
+}
+
+// dropUnbegun closes the copier's source where the call ended before the
+// copy began.
+func (c *stdinCopier) dropUnbegun() {
+	if !c.begun {
+		c.closeSource()
+	}
+}
+
+// closeSource closes what the copier reads from, and its abort pipe.
+func (c *stdinCopier) closeSource() {
+	if c.srcFD != -1 {
+		closeFD(c.srcFD)
+	}
+	if c.aborted != nil {
+		c.aborted.Close()
+		c.abortW.Close()
+	}
 }
 
 // begin starts the copy. A reader that panics gives the child EOF, and its
@@ -534,29 +584,42 @@ func openStdin(src io.Reader, unconfined bool) (*os.File, *stdinCopier, error) {
 // as a live writer's is; it is raised here, on its own goroutine, only where
 // the call is already over (it no longer waits for a reader that blocks).
 func (c *stdinCopier) begin() {
+	c.begun = true
 	go func() {
+		defer c.closeSource()
 		defer c.w.Close()
-		returned := false
-		defer func() {
-			if returned {
-				return
+		var p any
+		panicked := true
+		func() {
+			defer func() {
+				if panicked {
+					p = recover()
+				}
+			}()
+			if c.srcFD != -1 {
+				copyFromFD(c.w, c.srcFD, c.aborted)
+			} else {
+				io.Copy(c.w, c.src)
 			}
-			p := recover()
-			if p == nil { // runtime.Goexit: the copy just ends
-				return
-			}
-			c.mu.Lock()
-			over := c.callOver
-			if !over {
-				c.panicked = p
-			}
-			c.mu.Unlock()
-			if over {
-				panic(p)
-			}
+			panicked = false
 		}()
-		io.Copy(c.w, c.src)
-		returned = true
+		// Here the copy returned, or src panicked; runtime.Goexit in src
+		// ends the goroutine before, and the copy with it.
+		if !panicked {
+			return
+		}
+		if p == nil { // panic(nil) under GODEBUG=panicnil=1
+			p = new(runtime.PanicNilError)
+		}
+		c.mu.Lock()
+		over := c.callOver
+		if !over {
+			c.panicked = p
+		}
+		c.mu.Unlock()
+		if over {
+			panic(p)
+		}
 	}()
 }
 
@@ -569,6 +632,12 @@ func (c *stdinCopier) finish() any {
 	return c.panicked
 }
 
-// abort closes the pipe so that a copy blocked on the child ends; a copy
-// blocked in src.Read ends when src returns.
-func (c *stdinCopier) abort() { c.w.Close() }
+// abort closes the pipe so that a copy blocked on the child ends, and tells
+// a copy from a file to stop reading it; a copy blocked in src.Read ends
+// when src returns.
+func (c *stdinCopier) abort() {
+	c.w.Close()
+	if c.abortW != nil {
+		c.abortOnce.Do(func() { c.abortW.Write([]byte{0}) })
+	}
+}

@@ -5,10 +5,12 @@ package sandboxexec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -238,14 +240,102 @@ func underlying(err error) error {
 	return err
 }
 
-// readOnly says f is open for reading only and is not a socket: a
-// descriptor the command cannot write through, outside the sandbox's checks.
-// (A socket's status flags say O_RDWR, but be sure.)
-func readOnly(f *os.File) bool {
-	flags, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
-	if err != nil || flags&unix.O_ACCMODE != unix.O_RDONLY {
+// confinedStdin is what a sandboxed command reads for the host's file f:
+//   - f itself, where it is open for reading only and the command could not
+//     open it anew for writing (a regular file, a directory, a device, a
+//     named FIFO: the sandbox checks such an open);
+//   - on Linux, a file or device open for writing too, opened anew for
+//     reading only (through /proc/self/fd), at f's offset, which f takes
+//     over once the command has ended, as it would have sharing f;
+//   - a copy through a pipe of what f gives while the call lasts, where the
+//     command could write through f or a new open of it, and the sandbox
+//     would not see it: a socket, an anonymous pipe (which a command can
+//     open anew for writing through /proc/self/fd/0), or a file that cannot
+//     be opened anew.
+func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
+	fd := int(f.Fd())
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", os.NewSyscallError("fstat", err))
+	}
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", os.NewSyscallError("fcntl", err))
+	}
+	kind := st.Mode & unix.S_IFMT
+	reopenable := kind != unix.S_IFSOCK && !anonymousPipe(fd)
+	if reopenable && flags&unix.O_ACCMODE == unix.O_RDONLY {
+		return f, nil, nil, nil
+	}
+	if reopenable && runtime.GOOS == "linux" {
+		if nf, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", fd), os.O_RDONLY|unix.O_NOCTTY, 0); err == nil {
+			if kind != unix.S_IFREG {
+				return nf, nil, func() { nf.Close() }, nil
+			}
+			if off, err := unix.Seek(fd, 0, io.SeekCurrent); err == nil {
+				if _, err := unix.Seek(int(nf.Fd()), off, io.SeekStart); err == nil {
+					return nf, nil, func() {
+						if end, err := unix.Seek(int(nf.Fd()), 0, io.SeekCurrent); err == nil {
+							unix.Seek(fd, end, io.SeekStart)
+						}
+						nf.Close()
+					}, nil
+				}
+			}
+			nf.Close()
+		}
+	}
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", os.NewSyscallError("fcntl", err))
+	}
+	return copiedStdin(nil, dup)
+}
+
+func closeFD(fd int) { unix.Close(fd) }
+
+// anonymousPipe says fd is a pipe that has no name in a filesystem
+// (pipe(2)), not a named FIFO.
+func anonymousPipe(fd int) bool {
+	if runtime.GOOS != "linux" { // /dev/fd/N is a dup elsewhere: no new open
 		return false
 	}
-	var st unix.Stat_t
-	return unix.Fstat(int(f.Fd()), &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFSOCK
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && int64(fs.Type) == pipefsMagic
+}
+
+// pipefsMagic is Linux's PIPEFS_MAGIC.
+const pipefsMagic = 0x50495045
+
+// copyFromFD copies what fd gives into w while fd is readable, until EOF,
+// an error, or stop is readable: a file of the host's is read only while
+// the call lasts, never after it, so what the host reads from it next is
+// its own.
+func copyFromFD(w io.Writer, fd int, stop *os.File) {
+	buf := make([]byte, 32*1024)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(stop.Fd()), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		if fds[0].Revents == 0 {
+			continue
+		}
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR || err == unix.EAGAIN {
+			continue
+		}
+		if n <= 0 {
+			return
+		}
+		if _, err := w.Write(buf[:n]); err != nil {
+			return
+		}
+	}
 }

@@ -3,6 +3,7 @@ package sandboxexec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -319,5 +320,12 @@ func underlying(err error) error {
 // rawRead never runs on Windows, whose pipes have no read deadlines.
 func rawRead(uintptr, []byte) (int, error) { return 0, nil }
 
-// readOnly is never asked on Windows, where every call is unconfined.
-func readOnly(*os.File) bool { return false }
+// confinedStdin is never asked for on Windows, where every call is
+// unconfined.
+func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
+	return f, nil, nil, nil
+}
+
+func copyFromFD(io.Writer, int, *os.File) {}
+
+func closeFD(int) {}

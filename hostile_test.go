@@ -475,6 +475,33 @@ func TestHostileStdinReaderPanics(t *testing.T) {
 	}
 }
 
+type nilPanickingReader struct{}
+
+func (nilPanickingReader) Read([]byte) (int, error) { panic(nil) }
+
+// panic(nil) in a stdin reader is raised in the caller too, also where
+// GODEBUG=panicnil=1 makes recover return nil for it (the default for a main
+// module whose go line is older than 1.21): the test runs itself again so.
+func TestHostileStdinReaderPanicsNil(t *testing.T) {
+	if os.Getenv("GODEBUG") != "panicnil=1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHostileStdinReaderPanicsNil$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "GODEBUG=panicnil=1")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "--- PASS: TestHostileStdinReaderPanicsNil", "%s", out)
+		return
+	}
+	returned := false
+	var recovered any
+	func() {
+		defer func() { recovered = recover() }()
+		engRun(t, engSh(`cat; echo "read EOF"`), WithStdin(nilPanickingReader{}))
+		returned = true
+	}()
+	assert.False(t, returned, "the call returned")
+	assert.IsType(t, new(runtime.PanicNilError), recovered)
+}
+
 // A lock the command takes on its stdin, the null device, ends with the
 // call: the host and the next call can take it.
 func TestHostileStdinLockEndsWithCall(t *testing.T) {

@@ -235,16 +235,25 @@ type config struct {
 }
 
 // WithStdin gives the command r as its standard input. Without it, stdin is
-// the null device, never the host's stdin. An *os.File is handed to the child
-// as it is, except in a sandbox where it is open for writing or is a socket:
-// a sandbox checks files when they are opened, so the command could write
-// through it wherever it leads; such a file is read like any other reader.
-// Any other reader is copied into a pipe by a goroutine, which
-// stops at EOF or an error from r, or at its first write once the command is
-// gone. The call does not wait for it: a Read that is blocked when the call
-// returns keeps the goroutine, and r, until it returns, and what it reads
-// then is dropped. Close r (or give an *os.File) where that matters. A Read
-// that panics ends the input (the command reads EOF), and the panic is raised
+// the null device, never the host's stdin.
+//
+// An *os.File f is handed to the child as it is, as os/exec does, except in
+// a sandbox, which checks files when they are opened, not when they are
+// written to: there the command gets f itself only where it can only read
+// it (open for reading only, and not a socket or an anonymous pipe, which it
+// could open anew for writing through /proc/self/fd/0). A file or terminal
+// open for writing too is opened anew for reading only (on Linux; at the
+// same offset, which f takes over once the command has ended). A socket or
+// an anonymous pipe, and elsewhere any file open for writing, is copied
+// through a pipe while the call lasts: nothing is read from it once the
+// call is over.
+//
+// Any other reader is copied into a pipe by a goroutine, which stops at EOF
+// or an error from r, or at its first write once the command is gone. The
+// call does not wait for it: a Read that is blocked when the call returns
+// keeps the goroutine, and r, until it returns, and what it reads then is
+// dropped. Close r (or give an *os.File) where that matters. A Read that
+// panics ends the input (the command reads EOF), and the panic is raised
 // again in the caller once the command has ended and been reaped, as a live
 // writer's is; after the call has returned, it can only crash the program,
 // as with os/exec.

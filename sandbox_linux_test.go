@@ -1778,72 +1778,149 @@ except OSError as e:
 }
 
 // A file given as stdin that the command could write through (open for
-// writing, or a socket) would take it past the sandbox, which checks files
-// when they are opened: it is copied through a pipe instead. A read-only
-// file is handed over as it is, and so is any file without a sandbox.
+// writing, or a socket, or a pipe it could open anew for writing) would take
+// it past the sandbox, which checks files when they are opened. A file or
+// device open for writing is opened anew for reading only, at the same
+// offset, which the host's file takes over; a socket or a pipe is copied
+// through a pipe, and only while the call lasts, so that what the host reads
+// from it next is its own. A read-only file is handed over as it is, and so
+// is any file without a sandbox.
 func TestLinuxStdinFileCannotBeWritten(t *testing.T) {
 	requireSandbox(t)
-	outside := filepath.Join(t.TempDir(), "victim")
-	require.NoError(t, os.WriteFile(outside, []byte("input\n"), 0o644))
 	roots := []string{t.TempDir()}
-	script := lxSh(`read line; echo "read $line"; echo written >&0 && echo "wrote"; readlink /proc/self/fd/0`)
+	script := lxSh(`read line; echo "read $line"; echo written >&0 && echo "wrote"; echo forged >/proc/self/fd/0 && echo "forged"; test -t 0 && echo "tty"; readlink /proc/self/fd/0`)
 
-	rw, err := os.OpenFile(outside, os.O_RDWR, 0)
-	require.NoError(t, err)
-	defer rw.Close()
-	out, err := lxRun(t, script, roots, SandboxPolicy{}, WithStdin(rw))
-	require.NoError(t, err)
-	assert.Contains(t, out.Stdout, "read input\n")
-	assert.NotContains(t, out.Stdout, "wrote")
-	assert.Contains(t, out.Stdout, "pipe:")
-	got, err := os.ReadFile(outside)
-	require.NoError(t, err)
-	assert.Equal(t, "input\n", string(got), "the file outside the roots is unchanged")
+	t.Run("file open for writing", func(t *testing.T) {
+		outside := filepath.Join(t.TempDir(), "victim")
+		require.NoError(t, os.WriteFile(outside, []byte("input\nmore\n"), 0o644))
+		rw, err := os.OpenFile(outside, os.O_RDWR, 0)
+		require.NoError(t, err)
+		defer rw.Close()
+		out, err := lxRun(t, script, roots, SandboxPolicy{}, WithStdin(rw))
+		require.NoError(t, err)
+		assert.Equal(t, "read input\n"+outside+"\n", out.Stdout, "stderr: %s", out.Stderr)
+		got, err := os.ReadFile(outside)
+		require.NoError(t, err)
+		assert.Equal(t, "input\nmore\n", string(got), "the file outside the roots is unchanged")
+		off, err := rw.Seek(0, io.SeekCurrent)
+		require.NoError(t, err)
+		assert.EqualValues(t, len("input\n"), off, "the host's offset is where the command stopped reading")
 
-	// A connected socket, with no network in the policy.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	received := make(chan string, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			received <- err.Error()
-			return
-		}
-		defer c.Close()
-		c.Write([]byte("input\n"))
-		c.(*net.TCPConn).CloseWrite()
-		b, _ := io.ReadAll(c)
-		received <- string(b)
-	}()
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	sock, err := conn.(*net.TCPConn).File()
-	require.NoError(t, err)
-	defer sock.Close()
-	out, err = lxRun(t, script, roots, SandboxPolicy{}, WithStdin(sock))
-	require.NoError(t, err)
-	conn.Close()
-	sock.Close()
-	assert.Contains(t, out.Stdout, "read input\n")
-	assert.NotContains(t, out.Stdout, "wrote")
-	assert.Equal(t, "", <-received, "nothing reached the peer")
+		// Without a sandbox, os/exec's way: the file as it is.
+		_, err = rw.Seek(0, io.SeekStart)
+		require.NoError(t, err)
+		out, err = ProcessExecToolCall(context.Background(), ExecParams{Command: script}, SandboxNone, nil, SandboxPolicy{}, WithStdin(rw))
+		require.NoError(t, err)
+		assert.Contains(t, out.Stdout, "wrote")
+	})
 
-	// Read-only: handed over.
-	ro, err := os.Open(outside)
-	require.NoError(t, err)
-	defer ro.Close()
-	out, err = lxRun(t, script, roots, SandboxPolicy{}, WithStdin(ro))
-	require.NoError(t, err)
-	assert.Contains(t, out.Stdout, "read input\n")
-	assert.Contains(t, out.Stdout, outside)
-	assert.NotContains(t, out.Stdout, "wrote")
+	t.Run("file open for reading", func(t *testing.T) {
+		outside := filepath.Join(t.TempDir(), "input")
+		require.NoError(t, os.WriteFile(outside, []byte("input\n"), 0o644))
+		ro, err := os.Open(outside)
+		require.NoError(t, err)
+		defer ro.Close()
+		out, err := lxRun(t, script, roots, SandboxPolicy{}, WithStdin(ro))
+		require.NoError(t, err)
+		assert.Equal(t, "read input\n"+outside+"\n", out.Stdout, "stderr: %s", out.Stderr)
+	})
 
-	// No sandbox: os/exec's way, the file as it is.
-	_, err = rw.Seek(0, io.SeekStart)
+	t.Run("socket", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		accepted := make(chan net.Conn, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c
+		}()
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		defer conn.Close()
+		peer := <-accepted
+		require.NotNil(t, peer)
+		defer peer.Close()
+		sock, err := conn.(*net.TCPConn).File()
+		require.NoError(t, err)
+		defer sock.Close()
+		_, err = peer.Write([]byte("input\n"))
+		require.NoError(t, err)
+
+		out, err := lxRun(t, script, roots, SandboxPolicy{}, WithStdin(sock))
+		require.NoError(t, err)
+		assert.Contains(t, out.Stdout, "read input\n")
+		assert.NotContains(t, out.Stdout, "wrote")
+		assert.Contains(t, out.Stdout, "pipe:") // the copy's, which goes nowhere else
+
+		// Nothing reached the peer, and what the peer sends now is the
+		// host's to read.
+		_, err = peer.Write([]byte("for the host"))
+		require.NoError(t, err)
+		buf := make([]byte, 64)
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := conn.Read(buf)
+		require.NoError(t, err)
+		assert.Equal(t, "for the host", string(buf[:n]))
+		peer.(*net.TCPConn).SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		n, _ = peer.Read(buf)
+		assert.Zero(t, n, "the command sent %q", buf[:n])
+	})
+
+	t.Run("pipe", func(t *testing.T) {
+		pr, pw, err := os.Pipe()
+		require.NoError(t, err)
+		defer pr.Close()
+		defer pw.Close()
+		_, err = pw.Write([]byte("input\n"))
+		require.NoError(t, err)
+		out, err := lxRun(t, script, roots, SandboxPolicy{}, WithStdin(pr))
+		require.NoError(t, err)
+		assert.Contains(t, out.Stdout, "read input\n")
+
+		// What the command wrote to a new open of its stdin went into the
+		// copy's pipe, not the host's.
+		_, err = pw.Write([]byte("for the host"))
+		require.NoError(t, err)
+		pr.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 64)
+		n, err := pr.Read(buf)
+		require.NoError(t, err)
+		assert.Equal(t, "for the host", string(buf[:n]))
+	})
+
+	t.Run("terminal open for writing", func(t *testing.T) {
+		master, tty := lxOpenPty(t)
+		out, err := lxRun(t, lxSh(`echo written >&0 && echo "wrote"; test -t 0 && echo "tty"`), roots, SandboxPolicy{}, WithStdin(tty))
+		require.NoError(t, err)
+		assert.Equal(t, "tty\n", out.Stdout, "stderr: %s", out.Stderr)
+
+		// The host's next line is the host's.
+		_, err = master.Write([]byte("for the host\n"))
+		require.NoError(t, err)
+		line, err := bufio.NewReader(tty).ReadString('\n')
+		require.NoError(t, err)
+		assert.Equal(t, "for the host\n", line)
+	})
+}
+
+// lxOpenPty opens a pseudo-terminal: its master, and its terminal open for
+// reading and writing, as an interactive stdin is.
+func lxOpenPty(t *testing.T) (master, tty *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	require.NoError(t, unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
 	require.NoError(t, err)
-	out, err = ProcessExecToolCall(context.Background(), ExecParams{Command: script}, SandboxNone, nil, SandboxPolicy{}, WithStdin(rw))
+	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
 	require.NoError(t, err)
-	assert.Contains(t, out.Stdout, "wrote")
+	t.Cleanup(func() { tty.Close() })
+	return m, tty
 }
