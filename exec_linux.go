@@ -260,3 +260,47 @@ func tracerOf(pid int) int {
 	}
 	return 0
 }
+
+// spliceNow moves what the pipe fd holds, up to len(buf), into buf without
+// blocking and without changing fd's flags: through a pipe of its own (own,
+// made on first use), with a non-blocking splice.
+func spliceNow(fd int, buf []byte, own *[2]int) (int, error) {
+	if own[0] < 0 {
+		if err := unix.Pipe2(own[:], unix.O_CLOEXEC); err != nil {
+			own[0], own[1] = -1, -1
+			return 0, err
+		}
+	}
+	n, err := unix.Splice(fd, nil, own[1], nil, len(buf), unix.SPLICE_F_NONBLOCK)
+	if n <= 0 || err != nil {
+		return int(n), err
+	}
+	got := 0
+	for got < int(n) {
+		m, err := unix.Read(own[0], buf[got:n])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || m <= 0 {
+			return got, err
+		}
+		got += m
+	}
+	return got, nil
+}
+
+// reopensAlike says a new open of fd's file gives the same file again: not
+// so for a device such as a pseudo-terminal's master, whose every open makes
+// a new terminal. A terminal that is not a master is taken, other devices
+// are not.
+func reopensAlike(fd int, kind uint32) bool {
+	switch kind {
+	case unix.S_IFREG, unix.S_IFIFO, unix.S_IFBLK:
+		return true
+	case unix.S_IFCHR:
+		_, notTerminal := unix.IoctlGetTermios(fd, unix.TCGETS)
+		_, notMaster := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+		return notTerminal == nil && notMaster != nil
+	}
+	return false
+}

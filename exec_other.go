@@ -32,3 +32,10 @@ func waitExited(int) bool { return false }
 func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	return awaitDraining(ch, streams, ended)
 }
+
+// spliceNow is Linux's.
+func spliceNow(int, []byte, *[2]int) (int, error) { return 0, errors.ErrUnsupported }
+
+// reopensAlike is false where /dev/fd/N is no new open (macOS): the file is
+// copied.
+func reopensAlike(int, uint32) bool { return false }

@@ -242,16 +242,18 @@ func underlying(err error) error {
 
 // confinedStdin is what a sandboxed command reads for the host's file f:
 //   - f itself, where it is open for reading only and the command could not
-//     open it anew for writing (a regular file, a directory, a device, a
-//     named FIFO: the sandbox checks such an open);
-//   - on Linux, a file or device open for writing too, opened anew for
-//     reading only (through /proc/self/fd), at f's offset, which f takes
-//     over once the command has ended, as it would have sharing f;
-//   - a copy through a pipe of what f gives while the call lasts, where the
-//     command could write through f or a new open of it, and the sandbox
-//     would not see it: a socket, an anonymous pipe (which a command can
-//     open anew for writing through /proc/self/fd/0), or a file that cannot
-//     be opened anew.
+//     open it anew for writing past the sandbox (which checks such an open):
+//     not a socket, nor an anonymous pipe, which /proc/self/fd/0 opens anew
+//     with any access;
+//   - on Linux, a file, named FIFO, block device or terminal open for
+//     reading and writing, opened anew for reading only (through
+//     /proc/self/fd), a file at f's offset, which f takes over once the
+//     command has ended, as it would have sharing f;
+//   - otherwise a copy, through a pipe, of what f gives while the call
+//     lasts (see copyFromFD): a socket, an anonymous pipe, a file open for
+//     writing only (whose contents the command may not read), and a device
+//     that a new open would not give again (a pseudo-terminal's master makes
+//     a new terminal).
 func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 	fd := int(f.Fd())
 	var st unix.Stat_t
@@ -262,27 +264,18 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", os.NewSyscallError("fcntl", err))
 	}
-	kind := st.Mode & unix.S_IFMT
-	reopenable := kind != unix.S_IFSOCK && !anonymousPipe(fd)
-	if reopenable && flags&unix.O_ACCMODE == unix.O_RDONLY {
-		return f, nil, nil, nil
-	}
-	if reopenable && runtime.GOOS == "linux" {
-		if nf, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", fd), os.O_RDONLY|unix.O_NOCTTY, 0); err == nil {
-			if kind != unix.S_IFREG {
-				return nf, nil, func() { nf.Close() }, nil
+	kind := uint32(st.Mode) & unix.S_IFMT
+	writable := kind == unix.S_IFSOCK || anonymousPipe(fd)
+	switch flags & unix.O_ACCMODE {
+	case unix.O_RDONLY:
+		if !writable {
+			return f, nil, nil, nil
+		}
+	case unix.O_RDWR:
+		if !writable && reopensAlike(fd, kind) {
+			if nf, done, ok := reopenReadOnly(f, kind); ok {
+				return nf, nil, done, nil
 			}
-			if off, err := unix.Seek(fd, 0, io.SeekCurrent); err == nil {
-				if _, err := unix.Seek(int(nf.Fd()), off, io.SeekStart); err == nil {
-					return nf, nil, func() {
-						if end, err := unix.Seek(int(nf.Fd()), 0, io.SeekCurrent); err == nil {
-							unix.Seek(fd, end, io.SeekStart)
-						}
-						nf.Close()
-					}, nil
-				}
-			}
-			nf.Close()
 		}
 	}
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
@@ -290,6 +283,33 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", os.NewSyscallError("fcntl", err))
 	}
 	return copiedStdin(nil, dup)
+}
+
+// reopenReadOnly opens f's file anew for reading only, a file at f's offset,
+// and returns what to do once the command has ended: give f the offset the
+// command left. ok is false where the open or the offset failed.
+func reopenReadOnly(f *os.File, kind uint32) (nf *os.File, done func(), ok bool) {
+	nf, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, false
+	}
+	if kind != unix.S_IFREG {
+		return nf, func() { nf.Close() }, true
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err == nil {
+		_, err = nf.Seek(off, io.SeekStart)
+	}
+	if err != nil {
+		nf.Close()
+		return nil, nil, false
+	}
+	return nf, func() {
+		if end, err := nf.Seek(0, io.SeekCurrent); err == nil {
+			f.Seek(end, io.SeekStart)
+		}
+		nf.Close()
+	}, true
 }
 
 func closeFD(fd int) { unix.Close(fd) }
@@ -309,10 +329,40 @@ const pipefsMagic = 0x50495045
 
 // copyFromFD copies what fd gives into w while fd is readable, until EOF,
 // an error, or stop is readable: a file of the host's is read only while
-// the call lasts, never after it, so what the host reads from it next is
-// its own.
+// the call lasts, so that what the host reads from it next is its own. The
+// host's file stays as it is (blocking, most likely), so each read is made
+// not to block some other way, where the file's kind has one: a socket's
+// with MSG_DONTWAIT, a pipe's with a non-blocking splice into a pipe of the
+// copy's own (Linux). Another reader of the same file can take what poll
+// saw; the read of a file of another kind (a terminal on macOS) then waits
+// for more.
 func copyFromFD(w io.Writer, fd int, stop *os.File) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return
+	}
+	kind := uint32(st.Mode) & unix.S_IFMT
+	own := [2]int{-1, -1}
+	defer func() {
+		for _, p := range own {
+			if p >= 0 {
+				unix.Close(p)
+			}
+		}
+	}()
 	buf := make([]byte, 32*1024)
+	readNow := func() (int, error) {
+		switch kind {
+		case unix.S_IFSOCK:
+			n, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT)
+			return n, err
+		case unix.S_IFIFO:
+			if n, err := spliceNow(fd, buf, &own); !errors.Is(err, errors.ErrUnsupported) {
+				return n, err
+			}
+		}
+		return unix.Read(fd, buf)
+	}
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(stop.Fd()), Events: unix.POLLIN}}
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil {
@@ -327,7 +377,7 @@ func copyFromFD(w io.Writer, fd int, stop *os.File) {
 		if fds[0].Revents == 0 {
 			continue
 		}
-		n, err := unix.Read(fd, buf)
+		n, err := readNow()
 		if err == unix.EINTR || err == unix.EAGAIN {
 			continue
 		}

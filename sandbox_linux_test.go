@@ -1907,6 +1907,90 @@ func TestLinuxStdinFileCannotBeWritten(t *testing.T) {
 	})
 }
 
+// More cases of a file given as stdin in a sandbox: a file open for writing
+// only is not read (the command could not read it without the sandbox
+// either); a pseudo-terminal's master, which a new open would turn into a
+// new terminal, is copied; a pipe that another call, or the host, reads at
+// the same time is not read once the call is over.
+func TestLinuxStdinFileKinds(t *testing.T) {
+	requireSandbox(t)
+	roots := []string{t.TempDir()}
+
+	t.Run("file open for writing only", func(t *testing.T) {
+		secret := filepath.Join(t.TempDir(), "secret")
+		require.NoError(t, os.WriteFile(secret, []byte("secret\n"), 0o644))
+		wo, err := os.OpenFile(secret, os.O_WRONLY, 0)
+		require.NoError(t, err)
+		defer wo.Close()
+		out, err := lxRun(t, lxSh(`cat; echo "done"`), roots, SandboxPolicy{}, WithStdin(wo))
+		require.NoError(t, err)
+		assert.Equal(t, "done\n", out.Stdout)
+	})
+
+	t.Run("terminal master", func(t *testing.T) {
+		master, tty := lxOpenPty(t)
+		_, err := tty.Write([]byte("hello\n"))
+		require.NoError(t, err)
+		p := ExecParams{Command: lxSh(`read line; echo "got $line"`), TimeoutMs: ptrU64Linux(5000)}
+		out, err := lxRunParams(t, p, roots, SandboxPolicy{}, WithStdin(master))
+		require.NoError(t, err)
+		assert.False(t, out.TimedOut, "the command waited on a new terminal")
+		assert.Contains(t, out.Stdout, "got hello")
+	})
+
+	t.Run("pipe read by two calls", func(t *testing.T) {
+		for range 5 {
+			pr, pw, err := os.Pipe()
+			require.NoError(t, err)
+			stop := make(chan struct{})
+			fed := make(chan struct{})
+			go func() {
+				defer close(fed)
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Millisecond):
+						pw.Write([]byte{'.'})
+					}
+				}
+			}()
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, err := lxRun(t, lxSh(`sleep 0.2`), roots, SandboxPolicy{}, WithStdin(pr))
+					assert.NoError(t, err)
+				}()
+			}
+			wg.Wait()
+			close(stop)
+			<-fed
+			// Drain what the calls left (pr is blocking now: the call took
+			// its descriptor), then the host's next bytes are its.
+			fd := int(pr.Fd())
+			require.NoError(t, unix.SetNonblock(fd, true))
+			buf := make([]byte, 4096)
+			for {
+				if n, _ := unix.Read(fd, buf); n <= 0 {
+					break
+				}
+			}
+			_, err = pw.Write([]byte("for the host"))
+			require.NoError(t, err)
+			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 1000)
+			require.NoError(t, err)
+			require.Equal(t, 1, n, "a copier of a finished call took the host's bytes")
+			n, err = unix.Read(fd, buf)
+			require.NoError(t, err, "a copier of a finished call took the host's bytes")
+			assert.Equal(t, "for the host", string(buf[:n]))
+			pr.Close()
+			pw.Close()
+		}
+	})
+}
+
 // lxOpenPty opens a pseudo-terminal: its master, and its terminal open for
 // reading and writing, as an interactive stdin is.
 func lxOpenPty(t *testing.T) (master, tty *os.File) {
