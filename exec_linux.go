@@ -304,3 +304,21 @@ func reopensAlike(fd int, kind uint32) bool {
 	}
 	return false
 }
+
+// unnamed says the file fd has no path through which a new open of it would
+// meet the sandbox's checks: its /proc/self/fd link is no path (a pipe's
+// "pipe:[...]", a socket's), or not one that leads to it (a memfd's
+// "/memfd:name (deleted)", a deleted file's). Landlock lets any open of a
+// file on an internal mount through, so /proc/self/fd/0 of such a file
+// would give the command write access to it.
+func unnamed(fd int) bool {
+	target, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil || !strings.HasPrefix(target, "/") {
+		return true
+	}
+	var st, at unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || unix.Stat(target, &at) != nil {
+		return true
+	}
+	return st.Dev != at.Dev || st.Ino != at.Ino
+}

@@ -39,3 +39,6 @@ func spliceNow(int, []byte, *[2]int) (int, error) { return 0, errors.ErrUnsuppor
 // reopensAlike is false where /dev/fd/N is no new open (macOS): the file is
 // copied.
 func reopensAlike(int, uint32) bool { return false }
+
+// unnamed is Linux's question: elsewhere /dev/fd/N is no new open.
+func unnamed(int) bool { return false }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -241,19 +240,20 @@ func underlying(err error) error {
 }
 
 // confinedStdin is what a sandboxed command reads for the host's file f:
-//   - f itself, where it is open for reading only and the command could not
-//     open it anew for writing past the sandbox (which checks such an open):
-//     not a socket, nor an anonymous pipe, which /proc/self/fd/0 opens anew
+//   - f itself, where it is open for reading only and a new open of it
+//     (through /proc/self/fd/0) goes through the sandbox's checks: not a
+//     socket, nor a file that has no path the sandbox could check (see
+//     unnamed: an anonymous pipe, a memfd), which a new open would give
 //     with any access;
 //   - on Linux, a file, named FIFO, block device or terminal open for
 //     reading and writing, opened anew for reading only (through
-//     /proc/self/fd), a file at f's offset, which f takes over once the
-//     command has ended, as it would have sharing f;
+//     /proc/self/fd), at f's offset where it has one, which f takes over
+//     once the command has ended, as it would have sharing f;
 //   - otherwise a copy, through a pipe, of what f gives while the call
-//     lasts (see copyFromFD): a socket, an anonymous pipe, a file open for
-//     writing only (whose contents the command may not read), and a device
-//     that a new open would not give again (a pseudo-terminal's master makes
-//     a new terminal).
+//     lasts (see copyFromFD): a socket, a file without a path, a file open
+//     for writing only (whose contents the command may not read), and a
+//     device that a new open would not give again (a pseudo-terminal's
+//     master makes a new terminal).
 func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 	fd := int(f.Fd())
 	var st unix.Stat_t
@@ -265,7 +265,7 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", os.NewSyscallError("fcntl", err))
 	}
 	kind := uint32(st.Mode) & unix.S_IFMT
-	writable := kind == unix.S_IFSOCK || anonymousPipe(fd)
+	writable := kind == unix.S_IFSOCK || unnamed(fd)
 	switch flags & unix.O_ACCMODE {
 	case unix.O_RDONLY:
 		if !writable {
@@ -273,7 +273,7 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 		}
 	case unix.O_RDWR:
 		if !writable && reopensAlike(fd, kind) {
-			if nf, done, ok := reopenReadOnly(f, kind); ok {
+			if nf, done, ok := reopenReadOnly(f); ok {
 				return nf, nil, done, nil
 			}
 		}
@@ -285,22 +285,19 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 	return copiedStdin(nil, dup)
 }
 
-// reopenReadOnly opens f's file anew for reading only, a file at f's offset,
-// and returns what to do once the command has ended: give f the offset the
+// reopenReadOnly opens f's file anew for reading only, at f's offset where
+// it has one, and returns what to do once the command has ended: give f the offset the
 // command left. ok is false where the open or the offset failed.
-func reopenReadOnly(f *os.File, kind uint32) (nf *os.File, done func(), ok bool) {
+func reopenReadOnly(f *os.File) (nf *os.File, done func(), ok bool) {
 	nf, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, false
 	}
-	if kind != unix.S_IFREG {
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil { // no offset: a FIFO, a terminal
 		return nf, func() { nf.Close() }, true
 	}
-	off, err := f.Seek(0, io.SeekCurrent)
-	if err == nil {
-		_, err = nf.Seek(off, io.SeekStart)
-	}
-	if err != nil {
+	if _, err := nf.Seek(off, io.SeekStart); err != nil {
 		nf.Close()
 		return nil, nil, false
 	}
@@ -313,19 +310,6 @@ func reopenReadOnly(f *os.File, kind uint32) (nf *os.File, done func(), ok bool)
 }
 
 func closeFD(fd int) { unix.Close(fd) }
-
-// anonymousPipe says fd is a pipe that has no name in a filesystem
-// (pipe(2)), not a named FIFO.
-func anonymousPipe(fd int) bool {
-	if runtime.GOOS != "linux" { // /dev/fd/N is a dup elsewhere: no new open
-		return false
-	}
-	var fs unix.Statfs_t
-	return unix.Fstatfs(fd, &fs) == nil && int64(fs.Type) == pipefsMagic
-}
-
-// pipefsMagic is Linux's PIPEFS_MAGIC.
-const pipefsMagic = 0x50495045
 
 // copyFromFD copies what fd gives into w while fd is readable, until EOF,
 // an error, or stop is readable: a file of the host's is read only while

@@ -1927,6 +1927,27 @@ func TestLinuxStdinFileKinds(t *testing.T) {
 		assert.Equal(t, "done\n", out.Stdout)
 	})
 
+	t.Run("memfd open for reading", func(t *testing.T) {
+		// A file on an internal mount, which Landlock does not check: a
+		// new open of /proc/self/fd/0 would give write access to it.
+		mfd, err := unix.MemfdCreate("sandboxexec-test", unix.MFD_CLOEXEC)
+		require.NoError(t, err)
+		defer unix.Close(mfd)
+		_, err = unix.Write(mfd, []byte("original\n"))
+		require.NoError(t, err)
+		ro, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", mfd))
+		require.NoError(t, err)
+		defer ro.Close()
+		out, err := lxRun(t, lxSh(`read line; echo "read $line"; echo PWNED >/proc/self/fd/0 && echo "wrote"`), roots, SandboxPolicy{}, WithStdin(ro))
+		require.NoError(t, err)
+		assert.Contains(t, out.Stdout, "read original\n", "stderr: %s", out.Stderr)
+		// (What it wrote went into the copy's pipe.)
+		buf := make([]byte, 64)
+		n, err := unix.Pread(mfd, buf, 0)
+		require.NoError(t, err)
+		assert.Equal(t, "original\n", string(buf[:n]))
+	})
+
 	t.Run("terminal master", func(t *testing.T) {
 		master, tty := lxOpenPty(t)
 		_, err := tty.Write([]byte("hello\n"))
