@@ -286,8 +286,8 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 }
 
 // reopenReadOnly opens f's file anew for reading only, at f's offset where
-// it has one, and returns what to do once the command has ended: give f the offset the
-// command left. ok is false where the open or the offset failed.
+// it has one, and returns what to do once the command has ended: give f the
+// offset the command left. ok is false where the open or the offset failed.
 func reopenReadOnly(f *os.File) (nf *os.File, done func(), ok bool) {
 	nf, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|unix.O_NOCTTY, 0)
 	if err != nil {
