@@ -1755,6 +1755,36 @@ func TestLinuxCommandAsPid1(t *testing.T) {
 	}
 }
 
+// As pid 1 the command inherits the namespace's orphans: a shell reaps them,
+// a command that waits only for its own children leaves them as zombies,
+// each of which holds a place under MaxProcesses until the call ends.
+func TestLinuxOrphansOfPid1(t *testing.T) {
+	if !requireSandbox(t).PIDNamespace {
+		t.Skip("no PID namespace: orphans go to the host's reaper")
+	}
+	roots := []string{t.TempDir()}
+	policy := SandboxPolicy{MaxProcesses: 20}
+	out, err := lxRun(t, lxSh(`for i in $(seq 50); do sh -c 'sleep 0 &' || exit 1; done; echo reaped`), roots, policy)
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "reaped\n", out.Stdout)
+
+	python := []string{lxPython(t), "-c", `import subprocess
+for i in range(50):
+    if subprocess.run(["sh", "-c", "sleep 0 &"], stderr=subprocess.DEVNULL).returncode != 0:
+        print("fork failed after", i)
+        break
+else:
+    print("all ran")`}
+	out, err = lxRun(t, python, roots, policy)
+	lxRequireOK(t, out, err)
+	assert.Regexp(t, `^fork failed after 1\d\n$`, out.Stdout, "zombies hold their places")
+
+	// The README's advice: a shell that stays above it reaps them.
+	out, err = lxRun(t, lxSh(`"$@"; exit $?`, python...), roots, policy)
+	lxRequireOK(t, out, err)
+	assert.Equal(t, "all ran\n", out.Stdout)
+}
+
 // /dev/shm is the host's, and writable only as a root: POSIX semaphores
 // (Python's multiprocessing.Lock) fail without it, as the README says.
 func TestLinuxDevShm(t *testing.T) {
