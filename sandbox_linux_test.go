@@ -1755,6 +1755,52 @@ func TestLinuxCommandAsPid1(t *testing.T) {
 	}
 }
 
+// A user namespace would give the command the capabilities to set a
+// filesystem up, and an overlay's setup empties and remakes its work
+// directory, wherever that is, before any hook Landlock has: the way to
+// delete and create outside the roots that a review found.
+func TestLinuxNoUserNamespaceNorMountAPI(t *testing.T) {
+	requireSandbox(t)
+	root := t.TempDir()
+	victim := t.TempDir()
+	for _, d := range []string{filepath.Join(root, "lower"), filepath.Join(root, "upper"), filepath.Join(victim, "work")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	notes := filepath.Join(victim, "work", "notes.txt")
+	require.NoError(t, os.WriteFile(notes, []byte("keep"), 0o644))
+	script := `import ctypes, errno, os, platform, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def result(r):
+    return "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()]
+CLONE_NEWUSER, CLONE_NEWNS, SIGCHLD = 0x10000000, 0x20000, 17
+print("unshare", result(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS)))
+if platform.machine() == "x86_64":
+    pid = libc.syscall(56, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0)
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+    print("clone", result(pid))
+fd = libc.syscall(430, b"overlay", 1)  # fsopen
+print("fsopen", result(fd))
+if fd >= 0:
+    for key, value in zip(("lowerdir", "upperdir", "workdir"), sys.argv[1:]):
+        libc.syscall(431, fd, 1, key.encode(), value.encode(), 0)  # FSCONFIG_SET_STRING
+    print("create", result(libc.syscall(431, fd, 6, None, None, 0)))  # FSCONFIG_CMD_CREATE
+print("open_tree", result(libc.syscall(428, -100, b"/", 1)))  # OPEN_TREE_CLONE
+`
+	out, err := lxRun(t, []string{lxPython(t), "-c", script, filepath.Join(root, "lower"), filepath.Join(root, "upper"), victim}, []string{root}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	want := "unshare EPERM\n"
+	if runtime.GOARCH == "amd64" {
+		want += "clone EPERM\n"
+	}
+	assert.Equal(t, want+"fsopen EPERM\nopen_tree EPERM\n", out.Stdout, "stderr: %s", out.Stderr)
+	data, err := os.ReadFile(notes)
+	require.NoError(t, err, "a file outside the roots")
+	assert.Equal(t, "keep", string(data))
+}
+
 // As pid 1 the command inherits the namespace's orphans: a shell reaps them,
 // a command that waits only for its own children leaves them as zombies,
 // each of which holds a place under MaxProcesses until the call ends.

@@ -3,7 +3,8 @@
 // Package seccomp compiles the sandbox's seccomp filter, once per variant, to
 // a raw BPF program (struct sock_filter entries) that the child installs just
 // before execve. The filter allows everything except the calls listed here,
-// and clone with CLONE_PARENT, which fail with EPERM; clone3 fails with
+// clone with CLONE_PARENT or CLONE_NEWUSER, and unshare with CLONE_NEWUSER,
+// which fail with EPERM; clone3 fails with
 // ENOSYS, and a change of the parent-death signal away from SIGKILL does
 // nothing; a system call of another architecture (or x32) kills the process.
 package seccomp
@@ -29,6 +30,11 @@ var AlwaysDenied = []string{
 	"keyctl", "add_key", "request_key",
 	"init_module", "finit_module", "delete_module",
 	"kexec_load", "kexec_file_load",
+	// The new mount API: fsconfig's FSCONFIG_CMD_CREATE sets a filesystem
+	// up before any hook Landlock has (an overlay empties and remakes its
+	// work directory, which could be anywhere), and nothing made here can be
+	// mounted in a Landlock domain anyway.
+	"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr",
 }
 
 // The parent-death signal is what kills the command, and with it its PID
@@ -156,11 +162,25 @@ func compile(denyNetwork bool) ([]byte, error) {
 	if runtime.GOARCH == "s390x" {
 		flagsArg = 1
 	}
-	cloneParent, err := libseccomp.MakeCondition(flagsArg, libseccomp.CompareMaskedEqual, unix.CLONE_PARENT, unix.CLONE_PARENT)
-	if err != nil {
-		return nil, fmt.Errorf("seccomp: clone condition: %w", err)
+	// A user namespace gives the command every capability over namespaces
+	// of its own, and with them whatever the kernel does for such a holder
+	// without a path hook Landlock sees (a filesystem's setup, above), and a
+	// wide attack surface; Docker's default profile refuses it too. A
+	// nested sandbox that needs one (bubblewrap, Chromium's) fails.
+	for _, flag := range []uint64{unix.CLONE_PARENT, unix.CLONE_NEWUSER} {
+		c, err := libseccomp.MakeCondition(flagsArg, libseccomp.CompareMaskedEqual, flag, flag)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: clone condition: %w", err)
+		}
+		if err := deny("clone", c); err != nil {
+			return nil, err
+		}
 	}
-	if err := deny("clone", cloneParent); err != nil {
+	newUser, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, unix.CLONE_NEWUSER, unix.CLONE_NEWUSER)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: unshare condition: %w", err)
+	}
+	if err := deny("unshare", newUser); err != nil {
 		return nil, err
 	}
 	// prctl's option is an int: compare its low 32 bits; the signal is an
