@@ -299,10 +299,21 @@ func reopensAlike(fd int, kind uint32) bool {
 		return true
 	case unix.S_IFCHR:
 		_, notTerminal := unix.IoctlGetTermios(fd, unix.TCGETS)
-		_, notMaster := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-		return notTerminal == nil && notMaster != nil
+		return notTerminal == nil && !controlsTerminal(fd, kind)
 	}
 	return false
+}
+
+// controlsTerminal says fd is a pseudo-terminal's master: open for reading
+// only, it still signals the terminal's foreground processes (TIOCSIG),
+// which may be the host's, and neither Landlock nor the PID namespace sees
+// a signal the kernel sends.
+func controlsTerminal(fd int, kind uint32) bool {
+	if kind != unix.S_IFCHR {
+		return false
+	}
+	_, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	return err == nil
 }
 
 // unnamed says the file fd has no path through which a new open of it would

@@ -42,3 +42,9 @@ func reopensAlike(int, uint32) bool { return false }
 
 // unnamed is Linux's question: elsewhere /dev/fd/N is no new open.
 func unnamed(int) bool { return false }
+
+// controlsTerminal is true for every character device: Seatbelt lets a
+// pseudo-terminal master's ioctls through (as /dev/ptmx's), TIOCSIG's
+// included, and no one request tells a master from other devices on every
+// system.
+func controlsTerminal(_ int, kind uint32) bool { return kind == syscall.S_IFCHR }

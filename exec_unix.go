@@ -244,7 +244,8 @@ func underlying(err error) error {
 //     (through /proc/self/fd/0) goes through the sandbox's checks: not a
 //     socket, nor a file that has no path the sandbox could check (see
 //     unnamed: an anonymous pipe, a memfd), which a new open would give
-//     with any access;
+//     with any access, nor a pseudo-terminal's master (see
+//     controlsTerminal);
 //   - on Linux, a file, named FIFO, block device or terminal open for
 //     reading and writing, opened anew for reading only (through
 //     /proc/self/fd), at f's offset where it has one, which f takes over
@@ -265,7 +266,7 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", os.NewSyscallError("fcntl", err))
 	}
 	kind := uint32(st.Mode) & unix.S_IFMT
-	writable := kind == unix.S_IFSOCK || unnamed(fd)
+	writable := kind == unix.S_IFSOCK || unnamed(fd) || controlsTerminal(fd, kind)
 	switch flags & unix.O_ACCMODE {
 	case unix.O_RDONLY:
 		if !writable {

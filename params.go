@@ -240,16 +240,17 @@ type config struct {
 // An *os.File f is handed to the child as it is, as os/exec does, except in
 // a sandbox, which checks files when they are opened, not when they are
 // written to: there the command gets f itself only where it can only read
-// it: open for reading only, and neither a socket nor, on Linux, a file
-// without a path the sandbox checks (an anonymous pipe, a memfd), which it
-// could open anew for writing through /proc/self/fd/0. On Linux, a file,
-// named FIFO, block device or terminal open for reading and writing is
-// opened anew for reading only (at the same offset, which f takes over once
-// the command has ended). Anything else (a socket, a file without a path, a
-// file open for writing only, a pseudo-terminal's master, which a new open
-// would make a new terminal, and on other systems any file open for
-// writing) is copied through a pipe while the call lasts, and nothing is
-// read from it once the call is over.
+// it: open for reading only, and neither a socket, nor a pseudo-terminal's
+// master (whose ioctls signal the terminal's processes), nor, on Linux, a
+// file without a path the sandbox checks (an anonymous pipe, a memfd),
+// which it could open anew for writing through /proc/self/fd/0. On Linux, a
+// file, named FIFO, block device or terminal open for reading and writing
+// is opened anew for reading only (at the same offset, which f takes over
+// once the command has ended). Anything else (a socket, a file without a
+// path, a file open for writing only, a pseudo-terminal's master, and on
+// macOS any character device and any file open for writing) is copied
+// through a pipe while the call lasts, and nothing is read from it once the
+// call is over.
 //
 // Any other reader is copied into a pipe by a goroutine, which stops at EOF
 // or an error from r, or at its first write once the command is gone. The

@@ -2035,6 +2035,26 @@ func TestLinuxStdinFileKinds(t *testing.T) {
 		assert.Contains(t, out.Stdout, "got hello")
 	})
 
+	t.Run("terminal master open for reading only", func(t *testing.T) {
+		// Its TIOCSIG would signal the terminal's foreground processes,
+		// the host's: the command gets a copy.
+		master, err := os.OpenFile("/dev/ptmx", os.O_RDONLY|unix.O_NOCTTY, 0)
+		if err != nil {
+			t.Skipf("no pseudo-terminals here: %v", err)
+		}
+		defer master.Close()
+		script := `import errno, fcntl, signal
+try:
+    fcntl.ioctl(0, 0x40045436, signal.SIGINT)  # TIOCSIG
+    print("signalled")
+except OSError as e:
+    print(errno.errorcode[e.errno])`
+		p := ExecParams{Command: []string{lxPython(t), "-c", script}, TimeoutMs: ptrU64Linux(5000)}
+		out, err := lxRunParams(t, p, roots, SandboxPolicy{}, WithStdin(master))
+		require.NoError(t, err)
+		assert.Equal(t, "ENOTTY\n", out.Stdout, "stderr: %s", out.Stderr)
+	})
+
 	t.Run("pipe read by two calls", func(t *testing.T) {
 		for range 5 {
 			pr, pw, err := os.Pipe()
