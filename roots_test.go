@@ -49,8 +49,7 @@ func TestCanonicalRootsSymlinkInsideRoot(t *testing.T) {
 		"the symlink alone, no root around it": {[]string{cache}, []string{outside}},
 		"a dangling symlink is a missing root": {[]string{a, filepath.Join(a, "dangling")}, []string{a}},
 		// Where a symlink in a root leads below a root reached without one,
-		// it adds nothing and is kept, in its place (the first root is
-		// where TMPDIR goes).
+		// it adds nothing and is kept, in its place.
 		"a symlink to a place in the same root": {[]string{a, alias}, []string{a, filepath.Join(a, "real")}},
 		"the same, twice and in another order":  {[]string{alias, a, alias}, []string{filepath.Join(a, "real"), a}},
 		"everything writable":                   {[]string{"/", cache, toSlash}, []string{"/", outside}},

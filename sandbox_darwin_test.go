@@ -32,7 +32,7 @@ func requireSeatbelt(t *testing.T) {
 }
 
 // Temporary files work with the default policy: TMPDIR, under /var/folders,
-// is not writable, so the command gets one in its first root (bash writes
+// is not writable, so the command gets one of its own (bash writes
 // here-documents to temporary files).
 func TestSeatbeltTempFiles(t *testing.T) {
 	requireSeatbelt(t)

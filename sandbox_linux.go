@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -169,14 +170,19 @@ func cloneRefusal(err error) (syscall.Errno, bool) {
 	return 0, false
 }
 
-func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
+func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
+	env, tmp, err := r.environ(req.env)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			removeTMPDIR(tmp)
+		}
+	}()
 	ruleset := -1
 	if r.abi > 0 {
-		fd, done, err := rulesets.Get(r.abi, landlock.Rules{
-			WritableRoots: r.roots,
-			FullDiskWrite: r.policy.FullDiskWriteAccess,
-			DenyNetwork:   !r.policy.NetworkAccess,
-		})
+		fd, done, err := r.ruleset(tmp)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
 		}
@@ -186,7 +192,7 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 	attr := &linuxspawn.Attr{
 		Path:              req.path,
 		Argv:              req.argv,
-		Env:               r.environ(req.env),
+		Env:               env,
 		Dir:               req.dir,
 		NewPIDNamespace:   !pidNamespaceRefused.Load(),
 		NewIPCNamespace:   !ipcNamespaceRefused.Load(),
@@ -249,6 +255,9 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 			group.Kill()
 		}
 	}
+	if tmp != "" {
+		c.release = func() { removeTMPDIR(tmp) }
+	}
 	if group != nil {
 		release := group.Release
 		if attr.NewPIDNamespace {
@@ -257,6 +266,7 @@ func (r *linuxRunner) start(req *spawnRequest) (*child, error) {
 			release = group.ReleaseEmpty
 		}
 		c.release = func() {
+			removeTMPDIR(tmp)
 			if c.reaped.Load() {
 				release()
 				return
@@ -329,13 +339,38 @@ func (r *linuxRunner) newCgroup() (*cgroup.Group, error) {
 }
 
 // environ adds the sandbox's variables, and a TMPDIR the command may write
-// to (withWritableTMPDIR).
-func (r *linuxRunner) environ(env []string) []string {
+// to: tmp, when it is one of the call's own (see privateTMPDIR).
+func (r *linuxRunner) environ(env []string) (_ []string, tmp string, err error) {
 	env = withSandboxEnv(env, "linux", !r.policy.NetworkAccess)
 	if r.policy.FullDiskWriteAccess {
-		return env
+		return env, "", nil
 	}
-	return withWritableTMPDIR(env, r.roots)
+	return privateTMPDIR(env, r.roots)
+}
+
+// ruleset is the Landlock ruleset of the call, with tmp among its writable
+// roots where there is one: then it is built for this call alone, since a
+// root that no other call has would only push a shared ruleset out of the
+// cache.
+func (r *linuxRunner) ruleset(tmp string) (fd int, done func(), err error) {
+	rules := landlock.Rules{
+		WritableRoots: r.roots,
+		FullDiskWrite: r.policy.FullDiskWriteAccess,
+		DenyNetwork:   !r.policy.NetworkAccess,
+	}
+	if tmp == "" {
+		return rulesets.Get(r.abi, rules)
+	}
+	rules.WritableRoots = append(slices.Clip(r.roots), tmp)
+	fd, err = landlock.Build(r.abi, rules)
+	if err != nil {
+		return -1, nil, err
+	}
+	return fd, func() {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}, nil
 }
 
 // spawnError turns a failure in the child into the error the plain runner

@@ -718,21 +718,73 @@ func TestLinuxSandboxEnv(t *testing.T) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "SANDBOXEXEC_NETWORK_DISABLED=0", "TMPDIR=/tmp"}
 	script := `echo "net=${SANDBOXEXEC_NETWORK_DISABLED-unset} sb=${SANDBOXEXEC_SANDBOX-unset} tmp=$TMPDIR"`
 
-	out, err := lxRun(t, lxSh(script), []string{root}, SandboxPolicy{}, WithEnv(env))
+	out, err := lxRun(t, lxSh(script), []string{root, "/tmp"}, SandboxPolicy{}, WithEnv(env))
 	lxRequireOK(t, out, err)
-	assert.Equal(t, "net=1 sb=linux tmp="+root+"\n", out.Stdout)
+	assert.Equal(t, "net=1 sb=linux tmp=/tmp\n", out.Stdout)
 
 	// An inherited value would claim a restriction that is not there.
 	env[1] = "SANDBOXEXEC_NETWORK_DISABLED=1"
-	out, err = lxRun(t, lxSh(script), []string{root}, SandboxPolicy{NetworkAccess: true}, WithEnv(env))
+	out, err = lxRun(t, lxSh(script), []string{root, "/tmp"}, SandboxPolicy{NetworkAccess: true}, WithEnv(env))
 	lxRequireOK(t, out, err)
-	assert.Equal(t, "net=unset sb=linux tmp="+root+"\n", out.Stdout)
+	assert.Equal(t, "net=unset sb=linux tmp=/tmp\n", out.Stdout)
 
 	// Nor may one claim a sandbox.
 	out, err = ProcessExecToolCall(context.Background(), ExecParams{Command: lxSh(script)}, SandboxNone, nil, SandboxPolicy{},
 		WithEnv(append(env, "SANDBOXEXEC_SANDBOX=linux")))
 	require.NoError(t, err)
 	assert.Equal(t, "net=unset sb=unset tmp=/tmp\n", out.Stdout)
+}
+
+// Where its temporary directory is not below a writable root, the command
+// gets one of its own, writable, outside the roots (the go command ignores
+// a go.mod in the temporary directory), and gone once the call is over.
+func TestLinuxPrivateTMPDIR(t *testing.T) {
+	requireSandbox(t)
+	root := lxRealDir(t)
+	hostTmp, err := filepath.EvalSymlinks(os.TempDir())
+	require.NoError(t, err)
+	script := `printf '%s\n' "$TMPDIR"; f=$(mktemp) && echo x >"$f" && mkdir -p "$TMPDIR/a/b" && echo kept >"$TMPDIR/a/b/c" && echo wrote`
+	env := []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp"}
+	var seen []string
+	for range 2 {
+		out, err := lxRun(t, lxSh(script), []string{root}, SandboxPolicy{}, WithEnv(env))
+		lxRequireOK(t, out, err)
+		tmp, rest, _ := strings.Cut(out.Stdout, "\n")
+		assert.Equal(t, "wrote\n", rest, "stderr: %s", out.Stderr)
+		assert.True(t, strings.HasPrefix(tmp, filepath.Join(hostTmp, "sandboxexec-")), "TMPDIR %q", tmp)
+		assert.NoDirExists(t, tmp, "removed with the call")
+		seen = append(seen, tmp)
+	}
+	assert.NotEqual(t, seen[0], seen[1], "each call has its own")
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing left in the root")
+
+	// Below a root, with FullDiskWriteAccess, or without roots (nothing is
+	// written), TMPDIR stays.
+	for _, tc := range []struct {
+		roots  []string
+		policy SandboxPolicy
+	}{
+		{[]string{root, "/tmp"}, SandboxPolicy{}},
+		{[]string{root}, SandboxPolicy{FullDiskWriteAccess: true}},
+		{nil, SandboxPolicy{}},
+	} {
+		out, err := lxRun(t, lxSh(`printf '%s' "$TMPDIR"`), tc.roots, tc.policy, WithEnv(env))
+		lxRequireOK(t, out, err)
+		assert.Equal(t, "/tmp", out.Stdout, "%v %+v", tc.roots, tc.policy)
+	}
+
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Log("no go command here: its go.mod check is not tried")
+		return
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n"), 0o644))
+	out, err := lxRunParams(t, ExecParams{Command: []string{goBin, "env", "GOMOD"}, Workdir: root}, []string{root}, SandboxPolicy{},
+		WithEnv(append(env, "GOTOOLCHAIN=local", "HOME="+root, "GOFLAGS=")))
+	lxRequireOK(t, out, err)
+	assert.Equal(t, filepath.Join(root, "go.mod")+"\n", out.Stdout, "stderr: %s", out.Stderr)
 }
 
 func TestLinuxCannotKillOutsideProcess(t *testing.T) {

@@ -3,6 +3,7 @@ package sandboxexec
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -146,22 +147,53 @@ func newSeatbeltRunner(writableRoots []string, policy SandboxPolicy) (*seatbeltR
 	return &seatbeltRunner{prefix: prefix, roots: roots, policy: policy}, nil
 }
 
-// request is req rewritten to run under sandbox-exec. sandbox-exec is given
-// the program lookPath resolved, so it does no PATH search of its own.
-func (r *seatbeltRunner) request(req *spawnRequest) *spawnRequest {
+// request is req rewritten to run under sandbox-exec, and the TMPDIR of
+// the call's own that it writes to, if any (see privateTMPDIR), which the
+// caller removes. sandbox-exec is given the program lookPath resolved, so it
+// does no PATH search of its own.
+func (r *seatbeltRunner) request(req *spawnRequest) (_ *spawnRequest, tmp string, err error) {
 	out := *req
 	out.path = seatbeltExecutable
-	argv := make([]string, 0, len(r.prefix)+1+len(req.argv))
-	argv = append(argv, r.prefix...)
+	out.env = withSandboxEnv(req.env, "seatbelt", !r.policy.NetworkAccess)
+	prefix := r.prefix
+	if !r.policy.FullDiskWriteAccess {
+		out.env, tmp, err = privateTMPDIR(out.env, r.roots)
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	if tmp != "" {
+		prefix, _, err = seatbeltPrefix(append(slices.Clip(r.roots), tmp), r.policy)
+		if err != nil {
+			removeTMPDIR(tmp)
+			return nil, "", err
+		}
+	}
+	argv := make([]string, 0, len(prefix)+1+len(req.argv))
+	argv = append(argv, prefix...)
 	argv = append(argv, "--", req.path)
 	out.argv = append(argv, req.argv[1:]...)
-	out.env = withSandboxEnv(req.env, "seatbelt", !r.policy.NetworkAccess)
-	if !r.policy.FullDiskWriteAccess {
-		out.env = withWritableTMPDIR(out.env, r.roots)
-	}
-	return &out
+	return &out, tmp, nil
 }
 
 func (r *seatbeltRunner) start(req *spawnRequest) (*child, error) {
-	return startPlain(r.request(req))
+	out, tmp, err := r.request(req)
+	if err != nil {
+		return nil, err
+	}
+	c, err := startPlain(out)
+	if err != nil {
+		removeTMPDIR(tmp)
+		return nil, err
+	}
+	if tmp != "" {
+		release := c.release
+		c.release = func() {
+			removeTMPDIR(tmp)
+			if release != nil {
+				release()
+			}
+		}
+	}
+	return c, nil
 }

@@ -316,15 +316,20 @@ func TestSeatbeltRunnerRequest(t *testing.T) {
 		env:  []string{"PATH=/usr/bin:/bin", "SANDBOXEXEC_SANDBOX=spoofed", "HOME=/home/x"},
 	}
 	orig := *req
-	got := r.request(req)
+	got, tmp, err := r.request(req)
+	require.NoError(t, err)
+	defer removeTMPDIR(tmp)
+	// /tmp is not below the root: the command gets a TMPDIR of its own, as
+	// on Linux, and it is a writable root.
+	require.NotEmpty(t, tmp)
+	assert.DirExists(t, tmp)
 	assert.Equal(t, "/usr/bin/sandbox-exec", got.path)
-	want, err := CreateSeatbeltCommand([]string{"/bin/echo", "a", "b"}, []string{root}, SandboxPolicy{})
+	want, err := CreateSeatbeltCommand([]string{"/bin/echo", "a", "b"}, []string{root, tmp}, SandboxPolicy{})
 	require.NoError(t, err)
 	assert.Equal(t, want, got.argv)
 	assert.Equal(t, root, got.dir)
-	// /tmp is not below the root: TMPDIR moves into it, as on Linux.
 	assert.Equal(t, []string{"PATH=/usr/bin:/bin", "HOME=/home/x",
-		"SANDBOXEXEC_SANDBOX=seatbelt", "SANDBOXEXEC_NETWORK_DISABLED=1", "TMPDIR=" + root}, got.env)
+		"SANDBOXEXEC_SANDBOX=seatbelt", "SANDBOXEXEC_NETWORK_DISABLED=1", "TMPDIR=" + tmp}, got.env)
 	// The caller's request is left as it was.
 	assert.Equal(t, orig.path, req.path)
 	assert.Equal(t, []string{"echo", "a", "b"}, req.argv)
@@ -332,8 +337,10 @@ func TestSeatbeltRunnerRequest(t *testing.T) {
 
 	r, err = newSeatbeltRunner(nil, SandboxPolicy{NetworkAccess: true})
 	require.NoError(t, err)
-	got = r.request(&spawnRequest{path: "/bin/true", argv: []string{"true"},
+	got, tmp, err = r.request(&spawnRequest{path: "/bin/true", argv: []string{"true"},
 		env: []string{"SANDBOXEXEC_NETWORK_DISABLED=1"}})
+	require.NoError(t, err)
+	assert.Empty(t, tmp, "no roots: no TMPDIR of its own")
 	assert.Equal(t, []string{"SANDBOXEXEC_SANDBOX=seatbelt"}, got.env)
 	assert.Equal(t, []string{"--", "/bin/true"}, got.argv[len(got.argv)-2:])
 
@@ -341,8 +348,9 @@ func TestSeatbeltRunnerRequest(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// The command gets a TMPDIR it may write to: its own when that is below a
-// writable root, else the first root; with FullDiskWriteAccess, its own.
+// The command gets a TMPDIR it may write to: the one it has when that is
+// below a writable root or the policy has FullDiskWriteAccess, else one of
+// the call's own; without writable roots, the one it has.
 func TestSeatbeltRunnerTMPDIR(t *testing.T) {
 	root := realDir(t, "root")
 	other := realDir(t, "other")
@@ -355,8 +363,8 @@ func TestSeatbeltRunnerTMPDIR(t *testing.T) {
 		tmpdir string // the host's; "" for none
 		want   string
 	}{
-		{"none, /tmp outside the roots", []string{root}, SandboxPolicy{}, "", root},
-		{"outside the roots", []string{other, root}, SandboxPolicy{}, "/var/folders/x/T", other},
+		{"none, /tmp outside the roots", []string{root}, SandboxPolicy{}, "", "(own)"},
+		{"outside the roots", []string{other, root}, SandboxPolicy{}, "/var/folders/x/T", "(own)"},
 		{"below a root", []string{other, root}, SandboxPolicy{}, inRoot, inRoot},
 		{"full disk write", []string{root}, SandboxPolicy{FullDiskWriteAccess: true}, "/var/folders/x/T", "/var/folders/x/T"},
 		{"no roots", nil, SandboxPolicy{}, "/var/folders/x/T", "/var/folders/x/T"},
@@ -367,14 +375,24 @@ func TestSeatbeltRunnerTMPDIR(t *testing.T) {
 		if tc.tmpdir != "" {
 			env = append(env, "TMPDIR="+tc.tmpdir)
 		}
-		got := r.request(&spawnRequest{path: "/bin/true", argv: []string{"true"}, env: env})
+		got, tmp, err := r.request(&spawnRequest{path: "/bin/true", argv: []string{"true"}, env: env})
+		require.NoError(t, err, tc.name)
+		want := tc.want
+		if want == "(own)" {
+			require.NotEmpty(t, tmp, tc.name)
+			want = tmp
+			assert.Contains(t, got.argv, fmt.Sprintf("-DWRITABLE_ROOT_%d=%s", len(tc.roots), tmp), tc.name)
+		} else {
+			assert.Empty(t, tmp, tc.name)
+		}
+		removeTMPDIR(tmp)
 		var tmpdirs []string
 		for _, kv := range got.env {
 			if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok {
 				tmpdirs = append(tmpdirs, v)
 			}
 		}
-		assert.Equal(t, []string{tc.want}, tmpdirs, tc.name)
+		assert.Equal(t, []string{want}, tmpdirs, tc.name)
 	}
 }
 
