@@ -20,10 +20,14 @@ OLDEST_GO := $(shell awk '/^go /{v=$$2; if (split(v, p, ".") == 2) v = v ".0"; p
 
 all: test
 
-# The Linux sandbox links libseccomp through cgo.
+# The Linux sandbox links libseccomp through cgo, which finds it with
+# pkg-config and needs a C compiler (without one, go turns cgo off, and the
+# sandbox with it). Other systems need neither.
 deps:
-	@pkg-config --exists libseccomp 2>/dev/null || test -f /usr/include/seccomp.h || \
-		{ echo "missing libseccomp headers: apt-get install -y libseccomp-dev" >&2; exit 1; }
+	@[ "$$(uname -s)" != Linux ] || pkg-config --exists libseccomp 2>/dev/null || \
+		{ echo "missing libseccomp headers or pkg-config: apt-get install -y libseccomp-dev pkg-config" >&2; exit 1; }
+	@[ "$$(uname -s)" != Linux ] || [ "$$($(GO) env CGO_ENABLED)" = 1 ] || \
+		{ echo "cgo is off (no C compiler?): apt-get install -y gcc libc6-dev" >&2; exit 1; }
 
 test: deps
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then \

@@ -9,11 +9,13 @@
 package sandboxexec
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -93,14 +95,31 @@ func (o ExecToolCallOutput) MarshalJSON() ([]byte, error) {
 	}{outputJSON(o), o.Duration.Milliseconds()})
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes, Duration to the millisecond.
+// An object sets every field, absent ones to their zero value; a null
+// changes nothing, as encoding/json has it.
 func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		return nil
+	}
 	var v struct {
 		outputJSON
 		DurationMs int64 `json:"duration_ms"`
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
-		return err
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return fmt.Errorf("sandboxexec: output: %w", err)
+		}
+		// The message would name the types above.
+		if typeErr.Field == "" {
+			return fmt.Errorf("sandboxexec: output must be a JSON object, got %s", excerpt(data))
+		}
+		field := typeErr.Field[strings.LastIndexByte(typeErr.Field, '.')+1:]
+		return fmt.Errorf("sandboxexec: output: %q cannot be a JSON %s", field, typeErr.Value)
+	}
+	if v.DurationMs < 0 || v.DurationMs > math.MaxInt64/int64(time.Millisecond) {
+		return fmt.Errorf("sandboxexec: output: \"duration_ms\" %d is out of range", v.DurationMs)
 	}
 	*o = ExecToolCallOutput(v.outputJSON)
 	o.Duration = time.Duration(v.DurationMs) * time.Millisecond

@@ -23,6 +23,8 @@ func FuzzExecParamsJSON(f *testing.F) {
 		`{"command":["a\u0000b","\ud800","<&>"],"workdir":"\u00e9"}`,
 		`{"COMMAND":["x"],"Timeout":0,"extra":{"a":[1,2]}}`,
 		`{"command":["x"],"command":["y"]}`,
+		`{"timeout":"500","timeout":null}`,
+		`{"command":true,"Command":["ls"]}`,
 		`{"timeout":18446744073709551615}`,
 		`{"timeout":18446744073709551616}`,
 		`{"timeout":"500"}`,
@@ -44,6 +46,16 @@ func FuzzExecParamsJSON(f *testing.F) {
 		if err := json.Unmarshal(data, &p); err != nil {
 			return
 		}
+		// What decodes decodes as plain encoding/json would have it.
+		var plain struct {
+			Command []string
+			Workdir string
+			Timeout *uint64
+		}
+		require.NoError(t, json.Unmarshal(data, &plain), "encoding/json refuses %q", data)
+		require.Equal(t, plain.Command, p.Command, "%q", data)
+		require.Equal(t, plain.Workdir, p.Workdir, "%q", data)
+		require.Equal(t, plain.Timeout, p.TimeoutMs, "%q", data)
 		enc, err := json.Marshal(p)
 		require.NoError(t, err)
 		var q ExecParams

@@ -3,7 +3,6 @@ package sandboxexec
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -34,7 +33,9 @@ const DefaultTimeout = 10 * time.Second
 // neither an object nor null, are decode errors. An object sets every field,
 // absent ones to their zero value (unlike encoding/json, which keeps what
 // they held): each tool call is decoded whole, with nothing left from the
-// last one. A null, as encoding/json has it, changes nothing.
+// last one. A field that is null counts as absent. A name given twice is
+// checked both times, and the last one counts, as in encoding/json. A null
+// for the whole, as encoding/json has it, changes nothing.
 type ExecParams struct {
 	// Command is the program and its arguments. It is run directly, not
 	// through a shell. A program name without a slash is looked up in the
@@ -54,21 +55,57 @@ func (p *ExecParams) UnmarshalJSON(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil
 	}
+	// The members one at a time, so that a name given twice is checked
+	// each time, not only where it is given last.
+	d := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return fmt.Errorf("sandboxexec: exec params must be a JSON object, got %s", excerpt(data))
+	}
+	var out ExecParams
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return fmt.Errorf("sandboxexec: exec params: %w", err)
+		}
+		var value json.RawMessage
+		if err := d.Decode(&value); err != nil {
+			return fmt.Errorf("sandboxexec: exec params: %w", err)
+		}
+		if err := out.setMember(tok.(string), value); err != nil {
+			return err
+		}
+	}
+	if _, err := d.Token(); err != nil {
+		return fmt.Errorf("sandboxexec: exec params: %w", err)
+	}
+	*p = out
+	return nil
+}
+
+// setMember sets the field that the member name: value names, if any.
+// encoding/json matches the name, so that names match as they would
+// without UnmarshalJSON.
+func (p *ExecParams) setMember(name string, value json.RawMessage) error {
 	var wire struct {
 		Command json.RawMessage `json:"command"`
 		Workdir json.RawMessage `json:"workdir"`
 		Timeout json.RawMessage `json:"timeout"`
 	}
-	if err := json.Unmarshal(data, &wire); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) { // the message would name the struct above
-			return fmt.Errorf("sandboxexec: exec params must be a JSON object, got %s", excerpt(data))
-		}
+	quoted, err := json.Marshal(name)
+	if err != nil {
 		return fmt.Errorf("sandboxexec: exec params: %w", err)
 	}
-	var out ExecParams
-	if isPresent(wire.Command) {
-		if err := json.Unmarshal(wire.Command, &out.Command); err != nil {
+	member := append(append(append(append([]byte("{"), quoted...), ':'), value...), '}')
+	if err := json.Unmarshal(member, &wire); err != nil {
+		return fmt.Errorf("sandboxexec: exec params: %w", err)
+	}
+	switch {
+	case wire.Command != nil:
+		p.Command = nil
+		if !isPresent(wire.Command) {
+			return nil
+		}
+		if err := json.Unmarshal(wire.Command, &p.Command); err != nil {
 			return fmt.Errorf("sandboxexec: exec params: \"command\" must be an array of strings: %w", err)
 		}
 		// A null argument decodes as "" above: a mistake to name, not run.
@@ -79,13 +116,19 @@ func (p *ExecParams) UnmarshalJSON(data []byte) error {
 				return fmt.Errorf("sandboxexec: exec params: \"command\" must be an array of strings: element %d is null", i)
 			}
 		}
-	}
-	if isPresent(wire.Workdir) {
-		if err := json.Unmarshal(wire.Workdir, &out.Workdir); err != nil {
+	case wire.Workdir != nil:
+		p.Workdir = ""
+		if !isPresent(wire.Workdir) {
+			return nil
+		}
+		if err := json.Unmarshal(wire.Workdir, &p.Workdir); err != nil {
 			return fmt.Errorf("sandboxexec: exec params: \"workdir\" must be a string: %w", err)
 		}
-	}
-	if isPresent(wire.Timeout) {
+	case wire.Timeout != nil:
+		p.TimeoutMs = nil
+		if !isPresent(wire.Timeout) {
+			return nil
+		}
 		d := json.NewDecoder(bytes.NewReader(wire.Timeout))
 		d.UseNumber()
 		// Decoding into any, not json.Number: a json.Number would also
@@ -100,9 +143,8 @@ func (p *ExecParams) UnmarshalJSON(data []byte) error {
 		if err != nil {
 			return fmt.Errorf("sandboxexec: exec params: \"timeout\" must be a non-negative whole number of milliseconds, got %s", excerpt([]byte(n)))
 		}
-		out.TimeoutMs = &ms
+		p.TimeoutMs = &ms
 	}
-	*p = out
 	return nil
 }
 

@@ -65,6 +65,10 @@ func TestExecParamsDecode(t *testing.T) {
 		{name: "a number", in: `5`, wantErr: "exec params must be a JSON object"},
 		{name: "null in command", in: `{"command":["ls",null]}`, wantErr: `"command" must be an array of strings: element 1 is null`},
 		{name: "truncated", in: `{"command":["ls"`, wantErr: "unexpected end of JSON input"},
+		{name: "a name twice: the last counts", in: `{"command":["a"],"Command":["b"],"timeout":1,"timeout":null}`,
+			want: ExecParams{Command: []string{"b"}}},
+		{name: "a name twice: each is checked", in: `{"timeout":"500","timeout":null}`, wantErr: `"timeout"`},
+		{name: "a name twice: each is checked, first", in: `{"command":true,"command":["ls"]}`, wantErr: `"command"`},
 	}
 	for _, tc := range tests {
 		tc := tc
@@ -167,6 +171,23 @@ func TestExecToolCallOutputJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"exit_code":0,"stdout":"","stderr":"","duration_ms":0,"timed_out":false,
 		"stdout_truncated":false,"stderr_truncated":false,"stdout_bytes":0,"stderr_bytes":0}`, string(data))
+
+	// Decoding: null changes nothing; a duration out of range, or a value
+	// of the wrong type, is an error that names the field.
+	keep := ExecToolCallOutput{ExitCode: 7}
+	require.NoError(t, json.Unmarshal([]byte(`null`), &keep))
+	assert.Equal(t, 7, keep.ExitCode)
+	for in, want := range map[string]string{
+		`{"duration_ms":9223372036854775807}`: `"duration_ms"`,
+		`{"duration_ms":-1}`:                  `"duration_ms"`,
+		`{"exit_code":"x"}`:                   `"exit_code"`,
+		`[1]`:                                 "a JSON object",
+	} {
+		err := json.Unmarshal([]byte(in), &keep)
+		require.Error(t, err, in)
+		assert.Contains(t, err.Error(), want, in)
+		assert.NotContains(t, err.Error(), "outputJSON", in)
+	}
 
 	// A pointer marshals the same way.
 	data2, err := json.Marshal(&out)

@@ -15,7 +15,8 @@ type SandboxSupport struct {
 	// Available says the zero SandboxPolicy can be enforced in full.
 	Available bool
 	// LandlockABI is the kernel's Landlock ABI version, 0 without Landlock
-	// (always 0 off Linux).
+	// (always 0 off Linux, and in a build without cgo, which has no
+	// sandbox: Detail says so).
 	LandlockABI int
 	// Seccomp says the seccomp filter can be built and loaded (Linux).
 	Seccomp bool
