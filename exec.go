@@ -523,6 +523,7 @@ type stdinCopier struct {
 	abortOnce sync.Once
 	aborted   *os.File // readable once abort was called; with srcFD only
 	abortW    *os.File
+	copied    chan struct{} // closed when the copy from srcFD has ended
 
 	mu       sync.Mutex
 	callOver bool
@@ -604,7 +605,9 @@ func (c *stdinCopier) closeSource() {
 // the call is already over (it no longer waits for a reader that blocks).
 func (c *stdinCopier) begin() {
 	c.begun = true
+	c.copied = make(chan struct{})
 	go func() {
+		defer close(c.copied)
 		defer c.closeSource()
 		defer c.w.Close()
 		var p any
@@ -643,8 +646,15 @@ func (c *stdinCopier) begin() {
 }
 
 // finish says the call is over, and returns what the reader panicked with
-// until then, if anything.
+// until then, if anything. It waits for a copy from a file, which abort
+// ends at once, so that the copy reads nothing of the file after the call:
+// a poll that saw input just before the abort would otherwise read what the
+// host writes next.
 func (c *stdinCopier) finish() any {
+	if c.srcFD != -1 && c.begun {
+		c.abort()
+		<-c.copied
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.callOver = true

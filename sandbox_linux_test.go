@@ -11,6 +11,7 @@ package sandboxexec
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -2105,6 +2106,54 @@ except OSError as e:
 		out, err := lxRunParams(t, p, roots, SandboxPolicy{}, WithStdin(master))
 		require.NoError(t, err)
 		assert.Equal(t, "ENOTTY\n", out.Stdout, "stderr: %s", out.Stderr)
+	})
+
+	t.Run("pipe fed while the call ends", func(t *testing.T) {
+		// The copy may have polled input just before the command ended: it
+		// must be over when the call returns, or it reads what the host
+		// writes next (found in review, with one P: the copier had not run
+		// yet when the call returned).
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		for i := range 20 {
+			pr, pw, err := os.Pipe()
+			require.NoError(t, err)
+			var stop atomic.Bool
+			fed := make(chan struct{})
+			go func() {
+				defer close(fed)
+				block := bytes.Repeat([]byte("Y"), 512)
+				for !stop.Load() {
+					pw.SetWriteDeadline(time.Now().Add(10 * time.Millisecond))
+					pw.Write(block)
+					runtime.Gosched()
+				}
+			}()
+			_, err = lxRun(t, []string{"head", "-c", "20000"}, roots, SandboxPolicy{}, WithStdin(pr))
+			require.NoError(t, err)
+			stack := make([]byte, 1<<20)
+			stack = stack[:runtime.Stack(stack, true)]
+			require.NotContains(t, string(stack), "copyFromFD", "iteration %d: the copy outlived the call", i)
+			stop.Store(true)
+			<-fed
+			// What the host writes now is the host's to read. (Fd makes
+			// the file blocking: once.)
+			fd := int(pr.Fd())
+			require.NoError(t, unix.SetNonblock(fd, true))
+			for buf := make([]byte, 1<<16); ; {
+				if n, _ := unix.Read(fd, buf); n <= 0 {
+					break
+				}
+			}
+			require.NoError(t, pw.SetWriteDeadline(time.Time{}))
+			_, err = pw.Write([]byte("for the host"))
+			require.NoError(t, err)
+			buf := make([]byte, 64)
+			n, err := unix.Read(fd, buf)
+			require.NoError(t, err)
+			assert.Equal(t, "for the host", string(buf[:n]))
+			pr.Close()
+			pw.Close()
+		}
 	})
 
 	t.Run("pipe read by two calls", func(t *testing.T) {
