@@ -524,6 +524,7 @@ type stdinCopier struct {
 	aborted   *os.File // readable once abort was called; with srcFD only
 	abortW    *os.File
 	copied    chan struct{} // closed when the copy from srcFD has ended
+	mayBlock  bool          // srcFD's read can block (see readMayBlock)
 
 	mu       sync.Mutex
 	callOver bool
@@ -645,15 +646,30 @@ func (c *stdinCopier) begin() {
 	}()
 }
 
+// blockedCopyWait bounds finish's wait for a copy from a file whose read
+// blocked: another reader took what poll saw, and the read returns only when
+// the file gives more.
+const blockedCopyWait = 100 * time.Millisecond
+
 // finish says the call is over, and returns what the reader panicked with
 // until then, if anything. It waits for a copy from a file, which abort
 // ends at once, so that the copy reads nothing of the file after the call:
 // a poll that saw input just before the abort would otherwise read what the
-// host writes next.
+// host writes next. Where that read can block (a terminal's), it waits
+// blockedCopyWait at most: a call comes back on time.
 func (c *stdinCopier) finish() any {
 	if c.srcFD != -1 && c.begun {
 		c.abort()
-		<-c.copied
+		if c.mayBlock {
+			t := time.NewTimer(blockedCopyWait)
+			select {
+			case <-c.copied:
+			case <-t.C:
+			}
+			t.Stop()
+		} else {
+			<-c.copied
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

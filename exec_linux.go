@@ -333,3 +333,6 @@ func unnamed(fd int) bool {
 	}
 	return st.Dev != at.Dev || st.Ino != at.Ino
 }
+
+// splicesPipes: copyFromFD reads a pipe without blocking (see spliceNow).
+const splicesPipes = true

@@ -48,3 +48,6 @@ func unnamed(int) bool { return false }
 // included, and no one request tells a master from other devices on every
 // system.
 func controlsTerminal(_ int, kind uint32) bool { return kind == syscall.S_IFCHR }
+
+// splicesPipes is false: spliceNow is Linux's.
+const splicesPipes = false

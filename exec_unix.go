@@ -283,7 +283,11 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", os.NewSyscallError("fcntl", err))
 	}
-	return copiedStdin(nil, dup)
+	nf, c, done, err := copiedStdin(nil, dup)
+	if c != nil {
+		c.mayBlock = readMayBlock(kind)
+	}
+	return nf, c, done, err
 }
 
 // reopenReadOnly opens f's file anew for reading only, at f's offset where
@@ -312,6 +316,14 @@ func reopenReadOnly(f *os.File) (nf *os.File, done func(), ok bool) {
 
 func closeFD(fd int) { unix.Close(fd) }
 
+// readMayBlock says copyFromFD's read of a file of this kind can block
+// after poll saw input, where another reader took the input first: a
+// character device's (a terminal's: neither MSG_DONTWAIT nor RWF_NOWAIT
+// reaches one), and a pipe's where it is not spliced.
+func readMayBlock(kind uint32) bool {
+	return kind == unix.S_IFCHR || (kind == unix.S_IFIFO && !splicesPipes)
+}
+
 // copyFromFD copies what fd gives into w while fd is readable, until EOF,
 // an error, or stop is readable: a file of the host's is read only while
 // the call lasts, so that what the host reads from it next is its own. The
@@ -319,8 +331,8 @@ func closeFD(fd int) { unix.Close(fd) }
 // not to block some other way, where the file's kind has one: a socket's
 // with MSG_DONTWAIT, a pipe's with a non-blocking splice into a pipe of the
 // copy's own (Linux). Another reader of the same file can take what poll
-// saw; the read of a file of another kind (a terminal on macOS) then waits
-// for more.
+// saw; the read of a file of another kind (a terminal) then waits for more,
+// which finish does not wait for (see readMayBlock).
 func copyFromFD(w io.Writer, fd int, stop *os.File) {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {

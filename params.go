@@ -292,7 +292,10 @@ type config struct {
 // path, a file open for writing only, a pseudo-terminal's master, and on
 // macOS any character device and any file open for writing) is copied
 // through a pipe while the call lasts, and nothing is read from it once the
-// call is over.
+// call is over, with one exception: a terminal's read cannot be made not to
+// block, so where another reader (the host) takes the input the copy was
+// about to read, the copy's read waits for more, the call waits 100 ms for
+// it at most, and what it reads after that is dropped.
 //
 // Any other reader is copied into a pipe by a goroutine, which stops at EOF
 // or an error from r, or at its first write once the command is gone. The

@@ -2108,6 +2108,56 @@ except OSError as e:
 		assert.Equal(t, "ENOTTY\n", out.Stdout, "stderr: %s", out.Stderr)
 	})
 
+	t.Run("terminal master read by the host too", func(t *testing.T) {
+		// The host reads the master while the copy does: where it takes
+		// what the copy's poll saw, the copy's read blocks until the
+		// terminal gives more, and the call must come back all the same
+		// (found in review: it hung in 5 of 15).
+		for i := range 15 {
+			master, tty := lxOpenPty(t)
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { // the terminal's other end, typing for 10 ms or so
+				defer wg.Done()
+				for range 200 {
+					tty.Write([]byte("x"))
+					time.Sleep(50 * time.Microsecond)
+				}
+			}()
+			go func() { // the host's own reader of the master
+				defer wg.Done()
+				buf := make([]byte, 64)
+				for !stop.Load() {
+					if _, err := master.Read(buf); err != nil {
+						return
+					}
+				}
+			}()
+			// The typing is over before the command is: nothing unblocks
+			// a read that lost the race for the last of it.
+			p := ExecParams{Command: []string{"sleep", "0.1"}, TimeoutMs: ptrU64Linux(5000)}
+			done := make(chan error, 1)
+			var out ExecToolCallOutput
+			go func() {
+				var err error
+				out, err = lxRunParams(t, p, roots, SandboxPolicy{}, WithStdin(master))
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+				assert.False(t, out.TimedOut, "iteration %d", i)
+			case <-time.After(10 * time.Second):
+				stop.Store(true)
+				t.Fatalf("iteration %d: the call has not returned in 10 s", i)
+			}
+			stop.Store(true)
+			tty.Close() // the master's reads end (EIO), the copy's too
+			wg.Wait()
+		}
+	})
+
 	t.Run("pipe fed while the call ends", func(t *testing.T) {
 		// The copy may have polled input just before the command ended: it
 		// must be over when the call returns, or it reads what the host
