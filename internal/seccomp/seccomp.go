@@ -45,9 +45,45 @@ var AlwaysDenied = []string{
 // here, since everything the command starts dies with the call anyway.
 const keptPdeathsig = unix.SIGKILL
 
-// DeniedIoctls are terminal requests that inject input into, or control, a
-// terminal the command may have inherited.
-var DeniedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX}
+// DeniedIoctls are requests that a file open for reading only (which
+// Landlock lets the command open anywhere) is enough for, and that change
+// more than metadata outside the roots: terminal input (TIOCSTI,
+// TIOCLINUX); btrfs subvolumes and snapshots, made in or removed from any
+// directory, or made read-only, with only the directory's permission bits
+// checked; fscrypt, whose policy locks an empty directory to a key
+// (ENOKEY for what is made in it) and whose keys, removed, lock what the
+// host unlocked; and fs-verity, which makes a file read-only for good.
+var DeniedIoctls = []uint64{
+	unix.TIOCSTI, unix.TIOCLINUX,
+	btrfsIoctl(iow, 1, 4096),  // BTRFS_IOC_SNAP_CREATE
+	btrfsIoctl(iow, 14, 4096), // BTRFS_IOC_SUBVOL_CREATE
+	btrfsIoctl(iow, 15, 4096), // BTRFS_IOC_SNAP_DESTROY
+	btrfsIoctl(iow, 19, 8),    // BTRFS_IOC_DEFAULT_SUBVOL
+	btrfsIoctl(iow, 23, 4096), // BTRFS_IOC_SNAP_CREATE_V2
+	btrfsIoctl(iow, 24, 4096), // BTRFS_IOC_SUBVOL_CREATE_V2
+	btrfsIoctl(iow, 26, 8),    // BTRFS_IOC_SUBVOL_SETFLAGS
+	btrfsIoctl(iowr, 37, 200), // BTRFS_IOC_SET_RECEIVED_SUBVOL
+	btrfsIoctl(iowr, 37, 192), // its 32-bit layout
+	btrfsIoctl(iow, 63, 4096), // BTRFS_IOC_SNAP_DESTROY_V2
+	unix.FS_IOC_SET_ENCRYPTION_POLICY,
+	unix.FS_IOC_ADD_ENCRYPTION_KEY,
+	unix.FS_IOC_REMOVE_ENCRYPTION_KEY,
+	unix.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS,
+	unix.FS_IOC_ENABLE_VERITY,
+}
+
+// The direction bits of _IOW and _IOWR as this architecture encodes them,
+// taken from requests x/sys knows (FS_IOC_ENABLE_VERITY is _IOW('f', 133,
+// 128 bytes), FS_IOC_ADD_ENCRYPTION_KEY _IOWR('f', 23, 80 bytes)); x/sys
+// has no btrfs requests.
+const (
+	iow  = unix.FS_IOC_ENABLE_VERITY - (128<<16 | 'f'<<8 | 133)
+	iowr = unix.FS_IOC_ADD_ENCRYPTION_KEY - (80<<16 | 'f'<<8 | 23)
+)
+
+// btrfsIoctl is the request number of btrfs ioctl nr (type 0x94) whose
+// argument has this size.
+func btrfsIoctl(dir, nr, size uint64) uint64 { return dir | size<<16 | 0x94<<8 | nr }
 
 // NetworkDenied are refused when the policy has no network. socket and
 // socketpair are refused for every family but AF_UNIX, and for datagram
