@@ -281,15 +281,28 @@ func TestReliabilityHostDeathKillsSandbox(t *testing.T) {
 		if !s.PIDNamespace {
 			t.Skip("no PID namespace here")
 		}
-		survivors := relHostDeath(t, parent, false, 5*time.Second)
+		survivors, hostTmp := relHostDeath(t, parent, false, 5*time.Second)
 		assert.Empty(t, survivors, "the sandboxed processes outlived their host")
+
+		// The host died before it could remove its call's TMPDIR; its
+		// lock died with it, and a sweep takes the directory once it is
+		// old enough.
+		left, err := filepath.Glob(filepath.Join(hostTmp, tmpDirPrefix+"*"))
+		require.NoError(t, err)
+		require.Len(t, left, 1, "the call's TMPDIR")
+		sweepStaleTMPDIRs(hostTmp)
+		assert.DirExists(t, left[0], "a directory younger than staleAfter stays")
+		old := time.Now().Add(-2 * staleAfter)
+		require.NoError(t, os.Chtimes(left[0], old, old))
+		sweepStaleTMPDIRs(hostTmp)
+		assert.NoDirExists(t, left[0], "the sweep removed the dead host's TMPDIR")
 	})
 	t.Run("no PID namespace", func(t *testing.T) {
 		// Only the command gets PDEATHSIG; its background job is in the
 		// call's pids cgroup, but the host that would kill the cgroup is
 		// the one that died (a documented gap, SECURITY.md). The next host
 		// to open the cgroup manager sweeps the dead host's groups.
-		survivors := relHostDeath(t, parent, true, 1500*time.Millisecond)
+		survivors, _ := relHostDeath(t, parent, true, 1500*time.Millisecond)
 		t.Logf("without a PID namespace, %v outlived the host's death", survivors)
 		_, err := cgroup.Open()
 		require.NoError(t, err)
@@ -304,13 +317,15 @@ func TestReliabilityHostDeathKillsSandbox(t *testing.T) {
 }
 
 // relHostDeath starts a host, kills it in the middle of its sandboxed call,
-// and returns what of the call is still alive after wait.
-func relHostDeath(t *testing.T, parent string, noPIDNS bool, wait time.Duration) []relProc {
+// and returns what of the call is still alive after wait, and the host's
+// temporary directory.
+func relHostDeath(t *testing.T, parent string, noPIDNS bool, wait time.Duration) (survivors []relProc, hostTmp string) {
 	arg := relArg(t, 61)
 	root := lxRealDir(t)
+	hostTmp = t.TempDir()
 
 	host := exec.Command(os.Args[0], "-test.run=^TestReliabilityHostDeathKillsSandbox$", "-test.count=1")
-	host.Env = append(os.Environ(), relHostEnv+"="+arg, relHostRootEnv+"="+root)
+	host.Env = append(os.Environ(), relHostEnv+"="+arg, relHostRootEnv+"="+root, "TMPDIR="+hostTmp)
 	if noPIDNS {
 		host.Env = append(host.Env, relHostNoPIDNS+"=1")
 	}
@@ -379,7 +394,6 @@ func relHostDeath(t *testing.T, parent string, noPIDNS bool, wait time.Duration)
 	reaped = true
 	killed := time.Now()
 
-	var survivors []relProc
 	for deadline := killed.Add(wait); ; time.Sleep(10 * time.Millisecond) {
 		survivors = relProcsWithArg(arg)
 		if len(survivors) == 0 {
@@ -396,7 +410,7 @@ func relHostDeath(t *testing.T, parent string, noPIDNS bool, wait time.Duration)
 		// the next host does not sweep it either. Reported as a leak.
 		t.Logf("the dead host's call cgroup is left behind: %v", left)
 	}
-	return survivors
+	return survivors, hostTmp
 }
 
 // ---------------------------------------------------------------------------

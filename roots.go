@@ -147,51 +147,6 @@ func pathWithin(path, dir string) bool {
 		strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
-// privateTMPDIR gives the command a temporary directory it may write to,
-// where the one it would use (TMPDIR, else /tmp) is not below a writable
-// root: a new one of its own in the host's, which the runner adds to the
-// writable roots and removes, with removeTMPDIR, once the command has ended.
-// Many tools fail without a writable temporary directory; the first root,
-// where TMPDIR pointed before, filled the user's project with their files,
-// and the go command ignores a go.mod in the temporary directory. A call
-// without writable roots gets none: it writes nothing. dir is "" where
-// TMPDIR stays as it was.
-func privateTMPDIR(env, roots []string) (out []string, dir string, err error) {
-	if len(roots) == 0 {
-		return env, "", nil
-	}
-	tmp := "/tmp"
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
-			tmp = v
-		}
-	}
-	if real, err := filepath.EvalSymlinks(tmp); err == nil {
-		for _, root := range roots {
-			if pathWithin(real, root) {
-				return env, "", nil
-			}
-		}
-	}
-	dir, err = os.MkdirTemp("", "sandboxexec-")
-	if err != nil {
-		return nil, "", fmt.Errorf("sandboxexec: a temporary directory for the command: %w", err)
-	}
-	// Roots are canonical (Seatbelt matches /private/var/folders, not
-	// /var/folders).
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	return setEnv(env, "TMPDIR", dir), dir, nil
-}
-
-// removeTMPDIR removes what privateTMPDIR made, if it made anything.
-func removeTMPDIR(dir string) {
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
-}
-
 // setEnv sets key in env, replacing every earlier entry for it.
 func setEnv(env []string, key, value string) []string {
 	out := env[:0:0]

@@ -84,6 +84,16 @@ echo in > "$1/f" && echo out > "$2/f"`, root, outside), []string{root}, SandboxP
 	lxRequireDenied(t, out, err)
 	assert.NotContains(t, out.Stdout, "connected")
 
+	// A TMPDIR of the call's own (the command's, /tmp, is not below the
+	// root), which the command takes its own permissions away from: the
+	// host, not root, still removes it (found in review: it stayed).
+	out, err = lxRun(t, lxSh(`mkdir -p "$TMPDIR/a/b" && touch "$TMPDIR/a/b/f" &&
+chmod 0 "$TMPDIR/a/b" "$TMPDIR/a" && chmod 500 "$TMPDIR" && printf '%s' "$TMPDIR"`),
+		[]string{root}, SandboxPolicy{}, WithEnv([]string{"PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp"}))
+	lxRequireOK(t, out, err)
+	require.Equal(t, root, filepath.Dir(out.Stdout), "the call's TMPDIR is made in the host's")
+	lxRequireAbsent(t, out.Stdout)
+
 	start := time.Now()
 	out, err = lxRunParams(t, ExecParams{Command: []string{"sleep", "30"}, TimeoutMs: ptrU64Linux(200)},
 		[]string{root}, SandboxPolicy{})

@@ -1,0 +1,143 @@
+package sandboxexec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// tmpDirPrefix names the temporary directories privateTMPDIR makes, in the
+// host's temporary directory.
+const tmpDirPrefix = "sandboxexec-"
+
+// staleAfter is how old an unlocked directory of ours must be before a sweep
+// takes it for one whose host died: older than the moment between its
+// making and its locking.
+const staleAfter = time.Minute
+
+var (
+	// tmpDirLocks holds, for each directory privateTMPDIR made and
+	// removeTMPDIR has not removed yet, the file whose lock tells sweeps
+	// that its host is alive.
+	tmpDirLocks sync.Map // path -> *os.File
+	sweepOnce   sync.Once
+)
+
+// privateTMPDIR gives the command a temporary directory it may write to,
+// where the one it would use (TMPDIR, else /tmp) is not below a writable
+// root: a new one of its own in the host's, which the runner adds to the
+// writable roots and removes, with removeTMPDIR, once the command has ended.
+// Many tools fail without a writable temporary directory; the first root,
+// where TMPDIR pointed before, filled the user's project with their files,
+// and the go command ignores a go.mod in the temporary directory. A call
+// without writable roots gets none: it writes nothing. dir is "" where
+// TMPDIR stays as it was.
+//
+// The directory stays locked (flock) while the call lasts; the first call
+// of a process that makes one also removes, in the background, the
+// directories of hosts that died before they could (see sweepStaleTMPDIRs).
+func privateTMPDIR(env, roots []string) (out []string, dir string, err error) {
+	if len(roots) == 0 {
+		return env, "", nil
+	}
+	tmp := "/tmp"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && v != "" {
+			tmp = v
+		}
+	}
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		for _, root := range roots {
+			if pathWithin(real, root) {
+				return env, "", nil
+			}
+		}
+	}
+	dir, err = os.MkdirTemp("", tmpDirPrefix)
+	if err != nil {
+		return nil, "", fmt.Errorf("sandboxexec: a temporary directory for the command: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		os.Remove(dir)
+		return nil, "", fmt.Errorf("sandboxexec: a temporary directory for the command: %w", err)
+	}
+	sweepOnce.Do(func() { go sweepStaleTMPDIRs(os.TempDir()) })
+	// Roots are canonical (Seatbelt matches /private/var/folders, not
+	// /var/folders).
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	tmpDirLocks.Store(dir, lock)
+	return setEnv(env, "TMPDIR", dir), dir, nil
+}
+
+// removeTMPDIR removes what privateTMPDIR made, if it made anything, and
+// then lets go of its lock. It does not stop at the call's timeout: a
+// command that filled its directory with many files makes the call return
+// that much later (about 8 µs a file here).
+func removeTMPDIR(dir string) {
+	if dir == "" {
+		return
+	}
+	removeTree(dir)
+	if lock, ok := tmpDirLocks.LoadAndDelete(dir); ok {
+		lock.(*os.File).Close()
+	}
+}
+
+// removeTree removes dir and what is in it, after giving each directory
+// in it back the owner's permissions where the first try fails: a command
+// may have taken them away (chmod 0), which stops a host that is not root.
+// (A directory swapped for a symlink meanwhile has its target's mode
+// changed: no more than the command itself may do to the user's files.)
+// What a surviving process writes meanwhile can still keep it.
+func removeTree(dir string) error {
+	if os.RemoveAll(dir) == nil {
+		return nil
+	}
+	giveBackPermissions(dir)
+	return os.RemoveAll(dir)
+}
+
+func giveBackPermissions(dir string) {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return
+	}
+	os.Chmod(dir, 0o700)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			giveBackPermissions(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// sweepStaleTMPDIRs removes the directories privateTMPDIR made in tmp, as
+// this user, for calls whose host was killed before it could: those that
+// no host holds locked, and that are older than staleAfter.
+func sweepStaleTMPDIRs(tmp string) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), tmpDirPrefix) {
+			continue
+		}
+		dir := filepath.Join(tmp, e.Name())
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() || !ownedByMe(fi) || time.Since(fi.ModTime()) < staleAfter {
+			continue
+		}
+		lock, err := lockDir(dir)
+		if err != nil {
+			continue // its host is alive, or it is not ours to take
+		}
+		removeTree(dir)
+		lock.Close()
+	}
+}
