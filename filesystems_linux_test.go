@@ -155,3 +155,50 @@ attempt("remove_key_all_users", lambda: ioc(top, %#x, struct.pack("II32s", 2, 0,
 	// The host can still make files in its empty directory.
 	require.NoError(t, os.WriteFile(filepath.Join(empty, "file"), nil, 0o644))
 }
+
+// A root that is a mount of part of a file system (a bind mount: a
+// container's volume; a btrfs subvolume) is no way to the rest of it: a
+// file handle of a file outside, opened through a descriptor on the root's
+// mount, came out writable, its directories too (found in review: a root
+// command kept CAP_DAC_READ_SEARCH, and open_by_handle_at was let through).
+func TestLinuxOpenByHandleOutsideBindMountRoot(t *testing.T) {
+	requireSandbox(t)
+	top := lxMountImage(t, "ext4", 64<<20, "-F")
+	secret := filepath.Join(top, "secret")
+	require.NoError(t, os.Mkdir(filepath.Join(top, "project"), 0o755))
+	require.NoError(t, os.Mkdir(secret, 0o755))
+	file := filepath.Join(secret, "file")
+	require.NoError(t, os.WriteFile(file, []byte("host data\n"), 0o644))
+	root := filepath.Join(t.TempDir(), "root")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	out, err := exec.Command("mount", "--bind", filepath.Join(top, "project"), root).CombinedOutput()
+	require.NoError(t, err, "mount --bind: %s", out)
+	t.Cleanup(func() { exec.Command("umount", root).Run() })
+
+	res, o := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+class FileHandle(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint), ("type", ctypes.c_int), ("handle", ctypes.c_ubyte * 128)]
+def handle(path):
+    fh, mount_id = FileHandle(size=128), ctypes.c_int()
+    check(libc.name_to_handle_at(-100, path.encode(), ctypes.byref(fh), ctypes.byref(mount_id), 0))
+    return fh
+file, secret, root = sys.argv[1:4]
+on_root = os.open(root, os.O_RDONLY)
+attempt("handle", lambda: handle(file))
+def write():
+    fd = check(libc.open_by_handle_at(on_root, ctypes.byref(handle(file)), os.O_WRONLY | os.O_TRUNC))
+    os.write(fd, b"written by the sandbox\n")
+attempt("write_outside", write)
+def create():
+    d = check(libc.open_by_handle_at(on_root, ctypes.byref(handle(secret)), os.O_RDONLY | os.O_DIRECTORY))
+    os.close(os.open("created", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=d))
+attempt("create_outside", create)
+`, file, secret, root)
+	assert.Equal(t, "OK", res["handle"], "making a handle is no change\n%s", o.Stdout)
+	assert.Equal(t, "EPERM", res["write_outside"], o.Stdout)
+	assert.Equal(t, "EPERM", res["create_outside"], o.Stdout)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "host data\n", string(data))
+	lxRequireAbsent(t, filepath.Join(secret, "created"))
+}

@@ -108,9 +108,11 @@ var rulesets = landlock.NewCache(8)
 // that root still reads everywhere and writes in writable roots it does not
 // own (Landlock confines the writes). Everything else (the clock, the
 // hostname, mounts, raw network, modules, other users' processes) is dropped,
-// from the bounding set too.
+// from the bounding set too; CAP_DAC_READ_SEARCH as well, which reads
+// nothing CAP_DAC_OVERRIDE does not, and opens files by handle (see
+// seccomp's AlwaysDenied).
 const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE |
-	1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
+	1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
 
 // pidNamespaceRefused and ipcNamespaceRefused are set once the kernel
 // refuses CLONE_NEWPID or CLONE_NEWIPC (no CAP_SYS_ADMIN, a kernel built

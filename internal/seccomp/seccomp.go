@@ -35,6 +35,10 @@ var AlwaysDenied = []string{
 	// work directory, which could be anywhere), and nothing made here can be
 	// mounted in a Landlock domain anyway.
 	"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr",
+	// A file handle opened through a descriptor on a bind mount (a
+	// container's volume, a btrfs subvolume) reaches the whole file system
+	// behind it, and Landlock checks the open against the mount's rules.
+	"open_by_handle_at",
 }
 
 // The parent-death signal is what kills the command, and with it its PID
