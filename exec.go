@@ -99,7 +99,7 @@ func (o ExecToolCallOutput) MarshalJSON() ([]byte, error) {
 // An object sets every field, absent ones to their zero value; a null
 // changes nothing, as encoding/json has it.
 func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
-	if string(bytes.TrimSpace(data)) == "null" {
+	if string(bytes.Trim(data, jsonSpace)) == "null" {
 		return nil
 	}
 	var v struct {

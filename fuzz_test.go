@@ -42,10 +42,15 @@ func FuzzExecParamsJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var p ExecParams
-		if err := json.Unmarshal(data, &p); err != nil {
+		var p, direct ExecParams
+		err := json.Unmarshal(data, &p)
+		// A direct call agrees, on the value and on whether data is one.
+		directErr := direct.UnmarshalJSON(data)
+		require.Equal(t, err == nil, directErr == nil, "json.Unmarshal: %v; UnmarshalJSON: %v; %q", err, directErr, data)
+		if err != nil {
 			return
 		}
+		require.Equal(t, p, direct, "%q", data)
 		// What decodes decodes as plain encoding/json would have it.
 		var plain struct {
 			Command []string

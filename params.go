@@ -52,7 +52,7 @@ type ExecParams struct {
 
 // UnmarshalJSON decodes the wire format, with errors that name the field.
 func (p *ExecParams) UnmarshalJSON(data []byte) error {
-	if string(bytes.TrimSpace(data)) == "null" {
+	if string(bytes.Trim(data, jsonSpace)) == "null" {
 		return nil
 	}
 	// The members one at a time, so that a name given twice is checked
@@ -77,6 +77,11 @@ func (p *ExecParams) UnmarshalJSON(data []byte) error {
 	}
 	if _, err := d.Token(); err != nil {
 		return fmt.Errorf("sandboxexec: exec params: %w", err)
+	}
+	// json.Unmarshal gives one value; a direct call may give more.
+	end := d.InputOffset()
+	if _, err := d.Token(); err != io.EOF {
+		return fmt.Errorf("sandboxexec: exec params: data after the object: %s", excerpt(bytes.TrimSpace(data[end:])))
 	}
 	*p = out
 	return nil
@@ -149,6 +154,10 @@ func (p *ExecParams) setMember(name string, value json.RawMessage) error {
 }
 
 // excerpt is the start of raw, short enough to quote in an error.
+// jsonSpace is what JSON counts as white space (bytes.TrimSpace counts
+// more: a form feed before null is no JSON).
+const jsonSpace = " \t\r\n"
+
 func excerpt(raw []byte) string {
 	const keep = 40
 	if len(raw) <= keep {

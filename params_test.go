@@ -100,6 +100,29 @@ func TestExecParamsDecodeReplaces(t *testing.T) {
 	assert.Equal(t, ExecParams{Command: []string{"new"}}, p)
 }
 
+// A direct call of UnmarshalJSON gets what json.Unmarshal would have
+// refused before it: more than one value (found in review).
+func TestExecParamsUnmarshalJSONDirect(t *testing.T) {
+	t.Parallel()
+	var p ExecParams
+	require.NoError(t, p.UnmarshalJSON([]byte(` {"command":["ls"]} `)))
+	assert.Equal(t, ExecParams{Command: []string{"ls"}}, p)
+	for _, in := range []string{
+		`{"command":["ls"]} {"command":["rm"]}`,
+		`{"command":["ls"]}]`,
+		`{"command":["ls"]} x`,
+		`{} null`,
+	} {
+		p := ExecParams{Workdir: "/kept"}
+		err := p.UnmarshalJSON([]byte(in))
+		require.Error(t, err, "%s", in)
+		assert.Contains(t, err.Error(), "exec params", "%s", in)
+		assert.Equal(t, ExecParams{Workdir: "/kept"}, p, "a failed decode changes nothing")
+	}
+	err := p.UnmarshalJSON([]byte(`{"command":["ls"]} {"command":["rm"]}`))
+	assert.EqualError(t, err, `sandboxexec: exec params: data after the object: {"command":["rm"]}`)
+}
+
 func TestExecParamsTimeout(t *testing.T) {
 	t.Parallel()
 	maxMs := uint64(math.MaxInt64 / int64(time.Millisecond))
@@ -177,6 +200,8 @@ func TestExecToolCallOutputJSON(t *testing.T) {
 	keep := ExecToolCallOutput{ExitCode: 7}
 	require.NoError(t, json.Unmarshal([]byte(`null`), &keep))
 	assert.Equal(t, 7, keep.ExitCode)
+	// Called directly, a form feed is no JSON white space.
+	assert.Error(t, keep.UnmarshalJSON([]byte("\fnull")))
 	for in, want := range map[string]string{
 		`{"duration_ms":9223372036854775807}`: `"duration_ms"`,
 		`{"duration_ms":-1}`:                  `"duration_ms"`,
