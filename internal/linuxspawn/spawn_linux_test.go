@@ -790,7 +790,7 @@ func TestConcurrent(t *testing.T) {
 var bigHeap []byte
 
 func withBigHeap(b *testing.B, f func(b *testing.B)) {
-	const size = 2 << 30
+	const size = 1 << 30 << (strconv.IntSize / 64) // 2 GiB, 1 GiB where int has 32 bits
 	bigHeap = make([]byte, size)
 	for i := 0; i < size; i += 4096 {
 		bigHeap[i] = 1
