@@ -217,7 +217,10 @@ func (t SandboxType) String() string {
 // running programs. The zero value is the most restrictive policy: no
 // network, and writes only below the writable roots.
 type SandboxPolicy struct {
-	// NetworkAccess allows sockets of every family.
+	// NetworkAccess allows sockets of every family. On Linux that takes in
+	// the host's pathname UNIX sockets (Docker's, a session bus's), where
+	// Landlock is older than ABI 9; the host's abstract ones stay out of
+	// reach (ABI 6).
 	NetworkAccess bool
 	// FullDiskWriteAccess allows writing anywhere the host user can.
 	FullDiskWriteAccess bool

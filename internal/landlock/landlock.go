@@ -81,8 +81,9 @@ type Rules struct {
 	WritableRoots []string
 	// FullDiskWrite leaves the filesystem unrestricted.
 	FullDiskWrite bool
-	// DenyNetwork denies TCP bind and connect (ABI 4+) and scopes abstract
-	// UNIX sockets to the sandbox (ABI 6+).
+	// DenyNetwork denies TCP bind and connect (ABI 4+). (Abstract UNIX
+	// sockets are scoped to the sandbox, ABI 6+, either way: they are the
+	// host's daemons, not the network.)
 	DenyNetwork bool
 }
 
@@ -105,10 +106,7 @@ func Handled(abi int, r Rules) (fs, net, scoped uint64) {
 		net = netTCPV4
 	}
 	if abi >= 6 {
-		scoped = scopeSigV6
-		if r.DenyNetwork {
-			scoped |= scopeUnixV6
-		}
+		scoped = scopeSigV6 | scopeUnixV6
 	}
 	return fs, net, scoped
 }
