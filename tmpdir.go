@@ -10,8 +10,8 @@ import (
 )
 
 // tmpDirPrefix names the temporary directories privateTMPDIR makes, in the
-// host's temporary directory.
-const tmpDirPrefix = "sandboxexec-"
+// host's temporary directory; os.MkdirTemp adds digits.
+const tmpDirPrefix = "sandboxexec-call-"
 
 // staleAfter is how old an unlocked directory of ours must be before a sweep
 // takes it for one whose host died: older than the moment between its
@@ -89,33 +89,6 @@ func removeTMPDIR(dir string) {
 	}
 }
 
-// removeTree removes dir and what is in it, after giving each directory
-// in it back the owner's permissions where the first try fails: a command
-// may have taken them away (chmod 0), which stops a host that is not root.
-// (A directory swapped for a symlink meanwhile has its target's mode
-// changed: no more than the command itself may do to the user's files.)
-// What a surviving process writes meanwhile can still keep it.
-func removeTree(dir string) error {
-	if os.RemoveAll(dir) == nil {
-		return nil
-	}
-	giveBackPermissions(dir)
-	return os.RemoveAll(dir)
-}
-
-func giveBackPermissions(dir string) {
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return
-	}
-	os.Chmod(dir, 0o700)
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if e.IsDir() {
-			giveBackPermissions(filepath.Join(dir, e.Name()))
-		}
-	}
-}
-
 // sweepStaleTMPDIRs removes the directories privateTMPDIR made in tmp, as
 // this user, for calls whose host was killed before it could: those that
 // no host holds locked, and that are older than staleAfter.
@@ -125,7 +98,7 @@ func sweepStaleTMPDIRs(tmp string) {
 		return
 	}
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), tmpDirPrefix) {
+		if !e.IsDir() || !madeByPrivateTMPDIR(e.Name()) {
 			continue
 		}
 		dir := filepath.Join(tmp, e.Name())
@@ -140,4 +113,20 @@ func sweepStaleTMPDIRs(tmp string) {
 		removeTree(dir)
 		lock.Close()
 	}
+}
+
+// madeByPrivateTMPDIR says name is one privateTMPDIR gives a directory: the
+// prefix and digits, nothing else (a user's own sandboxexec-something is
+// not the sweep's to take).
+func madeByPrivateTMPDIR(name string) bool {
+	digits, ok := strings.CutPrefix(name, tmpDirPrefix)
+	if !ok || digits == "" {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

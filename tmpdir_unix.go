@@ -3,9 +3,11 @@
 package sandboxexec
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,4 +36,107 @@ func lockDir(dir string) (*os.File, error) {
 func ownedByMe(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// removeTree removes dir and everything in it, whatever the command made
+// of it, holding three descriptors at most: it unlinks what it can, and moves
+// each directory's subdirectories up into dir, until dir is empty. A walk
+// down the tree (os.RemoveAll's, or one by path) holds a descriptor or a
+// path component per level, and a command can make a tree deeper than
+// either allows, by renames, in seconds (found in review: the directory
+// stayed); and it may have taken its own permissions away (chmod 0), which
+// stops a host that is not root: each directory gets its owner's back
+// before it is emptied. (A directory swapped for a symlink meanwhile has the
+// target's mode changed: no more than the command may do to the user's
+// files itself.) A process that escaped the call and writes there still can
+// keep the directory: the removal stops after removeTreeBudget.
+func removeTree(dir string) error {
+	if os.Remove(dir) == nil {
+		return nil
+	}
+	os.Chmod(dir, 0o700)
+	top, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(top)
+	deadline := time.Now().Add(removeTreeBudget)
+	var moved uint64
+	for time.Now().Before(deadline) {
+		work := dirNames(top, ".")
+		if len(work) == 0 {
+			break
+		}
+		progress := false
+		for len(work) > 0 && time.Now().Before(deadline) {
+			name := work[len(work)-1]
+			work = work[:len(work)-1]
+			if unix.Unlinkat(top, name, 0) == nil || unix.Unlinkat(top, name, unix.AT_REMOVEDIR) == nil {
+				progress = true
+				continue
+			}
+			// A directory with something in it: its files go, its
+			// directories come up beside it, and it is tried again.
+			if emptyInto(top, name, &work, &moved) {
+				progress = true
+				work = append(work, name)
+			}
+		}
+		if !progress {
+			break
+		}
+	}
+	return os.Remove(dir)
+}
+
+// removeTreeBudget bounds removeTree.
+const removeTreeBudget = time.Minute
+
+// emptyInto unlinks the files of directory name (in top) and moves its
+// directories into top, adding their new names to work. It reports whether
+// it changed anything.
+func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
+	var st unix.Stat_t
+	if unix.Fstatat(top, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false
+	}
+	unix.Fchmodat(top, name, 0o700, 0)
+	fd, err := unix.Openat(top, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	changed := false
+	for _, child := range dirNames(fd, name) {
+		if unix.Unlinkat(fd, child, 0) == nil {
+			changed = true
+			continue
+		}
+		// Moving a directory to another parent takes write permission on
+		// it (its ".." changes).
+		unix.Fchmodat(fd, child, 0o700, 0)
+		for range 3 { // a name a survivor took meanwhile: the next
+			*moved++
+			up := fmt.Sprintf(".removed-%d", *moved)
+			if unix.Renameat(fd, child, top, up) == nil {
+				*work = append(*work, up)
+				changed = true
+				break
+			}
+		}
+	}
+	return changed
+}
+
+// dirNames lists the directory fd (name is for errors only) without moving
+// fd's offset: through a descriptor of its own.
+func dirNames(fd int, name string) []string {
+	own, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(own), name)
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	return names
 }

@@ -11,3 +11,6 @@ func lockDir(dir string) (*os.File, error) { return os.Open(dir) }
 
 // ownedByMe is false: see lockDir.
 func ownedByMe(fs.FileInfo) bool { return false }
+
+// removeTree is os.RemoveAll: see lockDir.
+func removeTree(dir string) error { return os.RemoveAll(dir) }

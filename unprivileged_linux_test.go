@@ -93,6 +93,22 @@ chmod 0 "$TMPDIR/a/b" "$TMPDIR/a" && chmod 500 "$TMPDIR" && printf '%s' "$TMPDIR
 	lxRequireOK(t, out, err)
 	require.Equal(t, root, filepath.Dir(out.Stdout), "the call's TMPDIR is made in the host's")
 	lxRequireAbsent(t, out.Stdout)
+	// The same below a path longer than PATH_MAX, which a walk by path
+	// cannot name (found in review: the directory stayed for good).
+	out, err = lxRun(t, lxPy(t, `
+os.chdir(os.environ["TMPDIR"])
+print(os.environ["TMPDIR"], end="")
+for i in range(100):
+    os.mkdir("d" * 50)
+    os.chdir("d" * 50)
+os.mkdir("locked")
+open("locked/f", "w").close()
+os.chmod("locked", 0)
+os.chmod(".", 0o500)
+`), []string{root}, SandboxPolicy{}, WithEnv([]string{"PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp"}))
+	lxRequireOK(t, out, err)
+	require.Equal(t, root, filepath.Dir(out.Stdout))
+	lxRequireAbsent(t, out.Stdout)
 
 	start := time.Now()
 	out, err = lxRunParams(t, ExecParams{Command: []string{"sleep", "30"}, TimeoutMs: ptrU64Linux(200)},
