@@ -389,6 +389,20 @@ func engReaped(t *testing.T, pid int) {
 	}
 }
 
+// hostilePython is the system's python3, not a version manager's shim (a
+// shell script, slow to start), or skips the test.
+func hostilePython(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	return p
+}
+
 // engReadPid reads the pid a command wrote to file.
 func engReadPid(t *testing.T, file string) int {
 	t.Helper()
@@ -404,19 +418,20 @@ func engReadPid(t *testing.T, file string) int {
 // kills it, and reaped.
 func TestHostileSelfTracedCommand(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
+	python := hostilePython(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	script := `import ctypes, os, signal, sys
 open(sys.argv[1], "w").write(str(os.getpid()))
 ctypes.CDLL(None, use_errno=True).ptrace(0, 0, None, None)  # PTRACE_TRACEME
 os.kill(os.getpid(), signal.SIGSTOP)
 print("resumed")`
-	out, elapsed, err := runHostile(t, ExecParams{Command: []string{"python3", "-c", script, pidFile}}.withTimeoutMs(700))
+	// Long enough for python to start on a loaded machine (the race
+	// detector, other tests): 700 ms was not (it timed out before it wrote
+	// its pid).
+	out, elapsed, err := runHostile(t, ExecParams{Command: []string{python, "-c", script, pidFile}}.withTimeoutMs(3000))
 	require.NoError(t, err)
 	assert.True(t, out.TimedOut, "exit %d, stdout %q, after %v", out.ExitCode, out.Stdout, elapsed)
-	assert.GreaterOrEqual(t, elapsed, 700*time.Millisecond)
+	assert.GreaterOrEqual(t, elapsed, 3000*time.Millisecond)
 	engReaped(t, engReadPid(t, pidFile))
 }
 
@@ -558,9 +573,7 @@ func runEscapedTracer(t *testing.T, options int, timeoutMs uint64) (out ExecTool
 	if !pidfdUsable() {
 		t.Skip("without pidfds the engine waits in wait4, which a tracer holds (see SECURITY.md)")
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
+	python := hostilePython(t)
 	dir := t.TempDir()
 	script := `import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -576,7 +589,7 @@ while not os.path.exists(sys.argv[1] + "/tracer"):
     time.sleep(0.01)
 time.sleep(0.1)
 print("exiting")`
-	p := ExecParams{Command: []string{"python3", "-c", script, dir, strconv.Itoa(options)}}.withTimeoutMs(timeoutMs)
+	p := ExecParams{Command: []string{python, "-c", script, dir, strconv.Itoa(options)}}.withTimeoutMs(timeoutMs)
 	out, elapsed, err = runHostile(t, p)
 	b, rerr := os.ReadFile(filepath.Join(dir, "tracer"))
 	require.NoError(t, rerr)
