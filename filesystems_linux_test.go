@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -201,4 +202,45 @@ attempt("create_outside", create)
 	require.NoError(t, err)
 	assert.Equal(t, "host data\n", string(data))
 	lxRequireAbsent(t, filepath.Join(secret, "created"))
+}
+
+// Loop devices: a root command opens any device for reading, and Landlock
+// refuses a device's ioctls from ABI 5 only; below, LOOP_CLR_FD detached the
+// host's loop device (found in review). Reading a device's status stays.
+func TestLinuxLoopDeviceIoctls(t *testing.T) {
+	s := requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("setting up a loop device takes root")
+	}
+	img := filepath.Join(t.TempDir(), "image")
+	require.NoError(t, os.WriteFile(img, make([]byte, 1<<20), 0o600))
+	out, err := exec.Command("losetup", "-f", "--show", img).CombinedOutput()
+	if err != nil {
+		t.Skipf("no loop device here: %v: %s", err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
+	backing := filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file")
+
+	for _, abi := range []int{4, s.LandlockABI} {
+		t.Run(fmt.Sprintf("abi %d", abi), func(t *testing.T) {
+			lxSetABI(t, abi)
+			res, o := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, lxIoctlPrelude+fmt.Sprintf(`
+dev = sys.argv[1]
+attempt("clr_fd", lambda: ioc(dev, %#x, b""))
+attempt("set_capacity", lambda: ioc(dev, %#x, b""))
+attempt("get_free", lambda: ioc("/dev/loop-control", %#x, b""))
+attempt("get_status", lambda: ioc(dev, %#x, bytes(232)))
+`, unix.LOOP_CLR_FD, unix.LOOP_SET_CAPACITY, unix.LOOP_CTL_GET_FREE, unix.LOOP_GET_STATUS64), dev)
+			for _, label := range []string{"clr_fd", "set_capacity", "get_free"} {
+				assert.Equal(t, "EPERM", res[label], "%s\n%s", label, o.Stdout)
+			}
+			if abi < 5 {
+				assert.Equal(t, "OK", res["get_status"], o.Stdout)
+			}
+			b, err := os.ReadFile(backing)
+			require.NoError(t, err, "the host's loop device is still attached")
+			assert.Equal(t, img, strings.TrimSpace(string(b)))
+		})
+	}
 }

@@ -56,9 +56,17 @@ const keptPdeathsig = unix.SIGKILL
 // directory, or made read-only, with only the directory's permission bits
 // checked; fscrypt, whose policy locks an empty directory to a key
 // (ENOKEY for what is made in it) and whose keys, removed, lock what the
-// host unlocked; and fs-verity, which makes a file read-only for good.
+// host unlocked; fs-verity, which makes a file read-only for good; and the
+// loop devices' setup requests, which detach the host's (Landlock, from ABI
+// 5 only, refuses a device's ioctls, and a root command opens any device for
+// reading).
 var DeniedIoctls = []uint64{
 	unix.TIOCSTI, unix.TIOCLINUX,
+	unix.LOOP_SET_FD, unix.LOOP_CLR_FD, unix.LOOP_SET_STATUS, unix.LOOP_SET_STATUS64,
+	0x4c06, // LOOP_CHANGE_FD, which x/sys lacks
+	unix.LOOP_SET_CAPACITY, unix.LOOP_SET_DIRECT_IO,
+	unix.LOOP_SET_BLOCK_SIZE, unix.LOOP_CONFIGURE,
+	unix.LOOP_CTL_ADD, unix.LOOP_CTL_REMOVE, unix.LOOP_CTL_GET_FREE,
 	btrfsIoctl(iow, 1, 4096),  // BTRFS_IOC_SNAP_CREATE
 	btrfsIoctl(iow, 14, 4096), // BTRFS_IOC_SUBVOL_CREATE
 	btrfsIoctl(iow, 15, 4096), // BTRFS_IOC_SNAP_DESTROY
