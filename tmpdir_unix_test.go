@@ -76,6 +76,7 @@ func TestRemoveTree(t *testing.T) {
 	target := filepath.Join(dir, "target")
 	require.NoError(t, os.WriteFile(target, []byte("kept"), 0o644))
 
+	require.NoError(t, unix.Mkfifo(filepath.Join(tree, "fifo"), 0o644))
 	fd, err := unix.Open(tree, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	require.NoError(t, err)
 	name := strings.Repeat("d", 50)
@@ -86,7 +87,6 @@ func TestRemoveTree(t *testing.T) {
 		require.NoError(t, err)
 		unix.Close(f)
 		if i%50 == 0 {
-			require.NoError(t, unix.Mkfifoat(fd, "fifo", 0o644))
 			require.NoError(t, unix.Symlinkat(target, fd, "link"))
 		}
 		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
