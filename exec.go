@@ -136,7 +136,8 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     WithStdin, returns an error too. Nothing is run in these cases.
 //   - A sandbox this OS or kernel cannot apply returns an error wrapping
 //     ErrSandboxUnavailable; nothing is run.
-//   - The command's exit code, whatever it is, is not an error.
+//   - The command's exit code, whatever it is, is not an error, except
+//     under a sandbox where the output reads like a refusal (below).
 //   - On timeout the command's process group is killed and the call returns
 //     TimedOut, ExitCode 124, the output read so far, and a nil error.
 //   - When ctx is done the group is killed, and the call returns the output

@@ -317,11 +317,21 @@ func reopenReadOnly(f *os.File) (nf *os.File, done func(), ok bool) {
 func closeFD(fd int) { unix.Close(fd) }
 
 // readMayBlock says copyFromFD's read of a file of this kind can block
-// after poll saw input, where another reader took the input first: a
-// character device's (a terminal's: neither MSG_DONTWAIT nor RWF_NOWAIT
-// reaches one), and a pipe's where it is not spliced.
+// after poll saw input, where another reader took the input first: every
+// kind but a socket (read with MSG_DONTWAIT), a regular file or block device
+// (whose reads do not wait for input), and a pipe where it is spliced. A
+// terminal's read cannot be made not to block (neither MSG_DONTWAIT nor
+// RWF_NOWAIT reaches one), nor an eventfd's, a timerfd's or an inotify
+// descriptor's (anonymous inodes, of no kind at all: found in review, the
+// call hung on an eventfd).
 func readMayBlock(kind uint32) bool {
-	return kind == unix.S_IFCHR || (kind == unix.S_IFIFO && !splicesPipes)
+	switch kind {
+	case unix.S_IFSOCK, unix.S_IFREG, unix.S_IFBLK:
+		return false
+	case unix.S_IFIFO:
+		return !splicesPipes
+	}
+	return true
 }
 
 // copyFromFD copies what fd gives into w while fd is readable, until EOF,

@@ -304,10 +304,11 @@ type config struct {
 // path, a file open for writing only, a pseudo-terminal's master, and on
 // macOS any character device and any file open for writing) is copied
 // through a pipe while the call lasts, and nothing is read from it once the
-// call is over, with one exception: a terminal's read cannot be made not to
-// block, so where another reader (the host) takes the input the copy was
-// about to read, the copy's read waits for more, the call waits 100 ms for
-// it at most, and what it reads after that is dropped.
+// call is over, with one exception: the read of a terminal, an eventfd or
+// the like cannot be made not to block, so where another reader (the host)
+// takes the input the copy was about to read, the copy's read waits for
+// more, the call waits 100 ms for it at most, and what it reads after that
+// is dropped.
 //
 // Any other reader is copied into a pipe by a goroutine, which stops at EOF
 // or an error from r, or at its first write once the command is gone. The
@@ -339,8 +340,10 @@ func WithLiveOutput(stdout, stderr io.Writer) Option {
 // WithEnv sets the command's environment to env ("KEY=value" entries); where
 // a variable has several, the last one counts, as with os/exec. Without it
 // the command gets the host's environment minus every variable whose name
-// contains KEY, SECRET, TOKEN or PASSWORD, in any case. Sandboxed runners
-// add a few variables of their own (see the README).
+// contains KEY, SECRET, TOKEN or PASSWORD, in any case. WithEnv(nil) is an
+// empty environment, unlike a nil Cmd.Env in os/exec, which inherits the
+// host's: a mistake then fails to run rather than hand the host's variables
+// on. Sandboxed runners add a few variables of their own (see the README).
 func WithEnv(env []string) Option {
 	return func(c *config) { c.env, c.envSet = append([]string(nil), env...), true }
 }

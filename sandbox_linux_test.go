@@ -2226,6 +2226,68 @@ except OSError as e:
 		}
 	})
 
+	t.Run("eventfd read by the host too", func(t *testing.T) {
+		// An anonymous inode, of no file kind: its read blocks as a
+		// terminal's does (found in review: the call hung until the next
+		// write).
+		for i := range 15 {
+			efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+			require.NoError(t, err)
+			f := os.NewFile(uintptr(efd), "eventfd")
+			one := []byte{1, 0, 0, 0, 0, 0, 0, 0}
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() { // a few events, over before the command is
+				defer wg.Done()
+				for range 10 {
+					unix.Write(efd, one)
+					time.Sleep(2 * time.Millisecond)
+				}
+			}()
+			go func() { // the host's own reader
+				defer wg.Done()
+				buf := make([]byte, 8)
+				for !stop.Load() {
+					fds := []unix.PollFd{{Fd: int32(efd), Events: unix.POLLIN}}
+					if n, _ := unix.Poll(fds, 10); n > 0 {
+						unix.Read(efd, buf)
+					}
+				}
+			}()
+			p := ExecParams{Command: []string{"sleep", "0.1"}, TimeoutMs: ptrU64Linux(5000)}
+			done := make(chan error, 1)
+			go func() {
+				_, err := lxRunParams(t, p, roots, SandboxPolicy{}, WithStdin(f))
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				stop.Store(true)
+				unix.Write(efd, one)
+				t.Fatalf("iteration %d: the call has not returned in 10 s", i)
+			}
+			// The host's reader, and a copy, may be blocked in a read:
+			// events until both have ended.
+			stop.Store(true)
+			readers := make(chan struct{})
+			go func() { wg.Wait(); close(readers) }()
+			for ended := false; !ended; {
+				unix.Write(efd, one)
+				select {
+				case <-readers:
+					ended = true
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			unix.Write(efd, one)
+			time.Sleep(10 * time.Millisecond)
+			f.Close()
+		}
+	})
+
 	t.Run("pipe fed while the call ends", func(t *testing.T) {
 		// The copy may have polled input just before the command ended: it
 		// must be over when the call returns, or it reads what the host
