@@ -139,7 +139,8 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //   - The command's exit code, whatever it is, is not an error, except
 //     under a sandbox where the output reads like a refusal (below).
 //   - On timeout the command's process group is killed and the call returns
-//     TimedOut, ExitCode 124, the output read so far, and a nil error.
+//     TimedOut, ExitCode 124, the output read so far, and a nil error (but
+//     see the next to last item).
 //   - When ctx is done the group is killed, and the call returns the output
 //     so far and an error wrapping ctx.Err().
 //   - Under a sandbox, a failure that the sandbox likely caused returns the
@@ -147,6 +148,11 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     output mentions a denial ("operation not permitted", "permission
 //     denied", "read-only file system", ...), or death by SIGSYS. A timeout
 //     or an exit code alone never counts.
+//   - A command that cannot be reaped once it has ended or been killed (a
+//     process outside the call traces it, or, as the init of its PID
+//     namespace, it waits more than 2 s for the namespace's processes to
+//     die) returns what was read and an error that says so, after a timeout
+//     too: its exit status is unknown and it may be alive yet.
 //
 // writableRoots and policy apply to sandboxed runs only.
 func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType SandboxType,
@@ -439,6 +445,9 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	case reason == reasonTimeout && !exitedBeforeKill(signal, waitErr):
 		out.TimedOut = true
 		out.ExitCode = TimeoutExitCode
+		if waitErr != nil { // what the command left may be alive yet
+			return out, fmt.Errorf("sandboxexec: wait: %w", waitErr)
+		}
 		return out, nil
 	case reason == reasonCancel:
 		return out, contextError("command cancelled", ctx)

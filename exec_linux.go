@@ -216,7 +216,15 @@ func follow(exit, killed int, streams []*stream, grace time.Duration, exited fun
 // outside the call traces it: reapBy waits for the tracer to let go until
 // deadline, then leaves the reap to a goroutine that looks now and then, and
 // says why there is no exit status.
+//
+// Untraced, the command is still not reapable where it is the init of a PID
+// namespace that other processes in it outlived: the kernel SIGKILLed them
+// when it died, and it is reaped once they are gone, which for hundreds of
+// them on a busy machine takes longer than the drain grace (found in review:
+// four fork bombs of 200 processes each, a second more). reapBy gives that
+// teardownGrace more.
 func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
+	extended := false
 	for {
 		reaped, ws, err := waitFor(ch.pid, syscall.WNOHANG)
 		if reaped {
@@ -226,11 +234,14 @@ func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 			return ws, err
 		}
 		if time.Now().After(deadline) {
-			break
+			if extended || tracerOf(ch.pid) > 0 {
+				break
+			}
+			deadline, extended = deadline.Add(teardownGrace), true
 		}
 		time.Sleep(time.Millisecond)
 	}
-	why := "it was not reaped within the drain grace"
+	why := "it was not reaped within the drain grace and the namespace's teardown"
 	if tracer := tracerOf(ch.pid); tracer > 0 {
 		why = fmt.Sprintf("process %d traces it", tracer)
 	}
@@ -245,6 +256,10 @@ func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 	}()
 	return 0, fmt.Errorf("the command has not been reaped (%s): its exit status is unknown", why)
 }
+
+// teardownGrace is how much longer than its deadline reapBy waits for an
+// untraced command: see reapBy.
+const teardownGrace = 2 * time.Second
 
 // tracerOf is the pid of the process that traces pid, as /proc tells, or 0.
 func tracerOf(pid int) int {

@@ -620,12 +620,14 @@ func TestHostileEscapedTracerHoldsZombie(t *testing.T) {
 
 // A tracer that traces the command's exit (PTRACE_O_TRACEEXIT) holds it in
 // that exit, where SIGKILL no longer reaches it. The timeout's kill still
-// ends the call, a drain grace later.
+// ends the call, a drain grace later, with TimedOut and an error that says
+// the command, alive, is not reaped.
 func TestHostileTracerHoldsExitPastTimeout(t *testing.T) {
 	t.Parallel()
 	const traceExit = 0x40 // PTRACE_O_TRACEEXIT
 	out, elapsed, err, pid, tracer := runEscapedTracer(t, traceExit, 1000)
-	require.NoError(t, err)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("process %d traces it", tracer))
 	assert.True(t, out.TimedOut)
 	assert.Less(t, elapsed, 3*time.Second, "the call waits a grace past the kill, not the tracer")
 	require.NoError(t, syscall.Kill(tracer, syscall.SIGKILL))

@@ -889,3 +889,42 @@ func TestReliabilityFailedCallLeaksNoDescriptor(t *testing.T) {
 	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &old))
 	require.NoError(t, call(withStdin))
 }
+
+// Fork bombs that retry their forks, four calls at once, each killed by its
+// timeout: each call comes back with no process of its own left, as its PID
+// namespace's teardown can take longer than the drain grace (found in
+// review: calls came back TimedOut and without an error while 70-107 of
+// their processes were alive).
+func TestReliabilityForkBombsTimeOutTogether(t *testing.T) {
+	s := requireSandbox(t)
+	if !s.PIDNamespace {
+		t.Skip("no PID namespace here")
+	}
+	const bomb = `import os, time
+while True:
+    try:
+        if os.fork() == 0:
+            os.write(1, b"c")
+    except OSError:
+        time.sleep(0.0005)
+`
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			arg := relArg(t, 200+i)
+			out, err := lxRunParams(t, ExecParams{Command: []string{lxPython(t), "-c", bomb, arg}, TimeoutMs: relU64(1500)},
+				[]string{t.TempDir()}, SandboxPolicy{MaxProcesses: 200})
+			left := relProcsWithArg(arg)
+			if err != nil {
+				t.Errorf("call %d: %v (%d processes left)", i, err, len(left))
+			} else {
+				assert.True(t, out.TimedOut, "call %d", i)
+				assert.Empty(t, left, "call %d came back without an error while its processes live", i)
+			}
+			relKillArg(arg)
+		}()
+	}
+	wg.Wait()
+}

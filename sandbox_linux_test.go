@@ -1789,11 +1789,12 @@ func TestLinuxTracedCommandLeavesNoFullCgroup(t *testing.T) {
 // A tracer that holds a sandboxed command in its exit (PTRACE_O_TRACEEXIT),
 // and so in its pids cgroup, holds neither the call past its timeout and
 // drain grace, nor the release of that cgroup, which waits for the command
-// in the background.
+// in the background. The call says the command is not reaped: it is alive.
 func TestLinuxTracerHoldsExitPastTimeout(t *testing.T) {
 	const traceExit = 0x40 // PTRACE_O_TRACEEXIT
-	out, elapsed, err, _ := lxRunTraced(t, traceExit, 1500)
-	require.NoError(t, err)
+	out, elapsed, err, tracer := lxRunTraced(t, traceExit, 1500)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), fmt.Sprintf("process %d traces it", tracer.Process.Pid))
 	assert.True(t, out.TimedOut)
 	assert.Less(t, elapsed, 4*time.Second, "the call waits a grace past the kill, not the tracer")
 }
