@@ -662,6 +662,37 @@ attempt("host_pathname", lambda: connect(sys.argv[2]))
 	assert.Equal(t, "OK", res["host_pathname"], "the README's gap: %s", out.Stdout)
 }
 
+// Without a PID namespace the user's other processes are in reach; a
+// command may not set their resource limits: RLIMIT_CPU of a second killed
+// the host, or another call's command (found in review). It may read them,
+// and set its own.
+func TestLinuxPrlimitOfOthers(t *testing.T) {
+	requireSandbox(t)
+	lxWithoutPIDNamespace(t)
+	other := exec.Command("sleep", lxSleepArg(30))
+	require.NoError(t, other.Start())
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	before, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", other.Process.Pid))
+	require.NoError(t, err)
+
+	res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+import resource
+pid = int(sys.argv[1])
+attempt("set_other", lambda: resource.prlimit(pid, resource.RLIMIT_CPU, (1, 1)))
+attempt("set_other_nofile", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE, (16, 16)))
+attempt("read_other", lambda: resource.prlimit(pid, resource.RLIMIT_CPU))
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+attempt("set_own", lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 64), hard)))
+`, strconv.Itoa(other.Process.Pid))
+	assert.Equal(t, "EPERM", res["set_other"], out.Stdout)
+	assert.Equal(t, "EPERM", res["set_other_nofile"], out.Stdout)
+	assert.Equal(t, "OK", res["read_other"], out.Stdout)
+	assert.Equal(t, "OK", res["set_own"], out.Stdout)
+	after, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", other.Process.Pid))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+}
+
 func TestLinuxUnixSockets(t *testing.T) {
 	requireSandbox(t)
 	sockDir, err := os.MkdirTemp("", "lxsock")

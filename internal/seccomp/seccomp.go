@@ -231,6 +231,24 @@ func compile(denyNetwork bool) ([]byte, error) {
 	if err := deny("unshare", newUser); err != nil {
 		return nil, err
 	}
+	// prlimit64 sets another process's limits where it names a pid: the
+	// host's, or another call's command (without a PID namespace, the
+	// same user's processes are in reach), whose RLIMIT_CPU of a second
+	// SIGKILLs it and whose RLIMIT_NPROC of 0 stops it forking (found in
+	// review). Reading them (no new limit), and setting the caller's own
+	// (pid 0, as setrlimit does), stay. Rlimits are the process's, not a
+	// thread's, so pid 0 is all a command needs.
+	otherPid, err := libseccomp.MakeCondition(0, libseccomp.CompareNotEqual, 0)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: prlimit64 condition: %w", err)
+	}
+	newLimit, err := libseccomp.MakeCondition(2, libseccomp.CompareNotEqual, 0)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: prlimit64 condition: %w", err)
+	}
+	if err := deny("prlimit64", otherPid, newLimit); err != nil {
+		return nil, err
+	}
 	// prctl's option is an int: compare its low 32 bits; the signal is an
 	// unsigned long, checked whole by the kernel.
 	option, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, 0xffffffff, unix.PR_SET_PDEATHSIG)
