@@ -150,7 +150,7 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     or an exit code alone never counts.
 //   - A command that cannot be reaped once it has ended or been killed (a
 //     process outside the call traces it, or, as the init of its PID
-//     namespace, it waits more than 2 s for the namespace's processes to
+//     namespace, it waits more than 5 s for the namespace's processes to
 //     die) returns what was read and an error that says so, after a timeout
 //     too: its exit status is unknown and it may be alive yet.
 //

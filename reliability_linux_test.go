@@ -917,10 +917,13 @@ while True:
 			out, err := lxRunParams(t, ExecParams{Command: []string{lxPython(t), "-c", bomb, arg}, TimeoutMs: relU64(1500)},
 				[]string{t.TempDir()}, SandboxPolicy{MaxProcesses: 200})
 			left := relProcsWithArg(arg)
+			assert.True(t, out.TimedOut, "call %d", i)
 			if err != nil {
-				t.Errorf("call %d: %v (%d processes left)", i, err, len(left))
+				// Honest, where the kernel took longer than the grace
+				// to empty the namespace (a loaded machine).
+				assert.Contains(t, err.Error(), "has not been reaped", "call %d", i)
+				t.Logf("call %d: %v (%d processes left)", i, err, len(left))
 			} else {
-				assert.True(t, out.TimedOut, "call %d", i)
 				assert.Empty(t, left, "call %d came back without an error while its processes live", i)
 			}
 			relKillArg(arg)

@@ -78,7 +78,7 @@ func privateTMPDIR(env, roots []string) (out []string, dir string, err error) {
 // removeTMPDIR removes what privateTMPDIR made, if it made anything, and
 // then lets go of its lock. It does not stop at the call's timeout: a
 // command that filled its directory with many files makes the call return
-// that much later (about 8 µs a file here).
+// that much later (about 10 µs a file here).
 func removeTMPDIR(dir string) {
 	if dir == "" {
 		return

@@ -114,7 +114,10 @@ func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
 		}
 		// Moving a directory to another parent takes write permission on
 		// it (its ".." changes).
-		unix.Fchmodat(fd, child, 0o700, 0)
+		var cst unix.Stat_t
+		if unix.Fstatat(fd, child, &cst, unix.AT_SYMLINK_NOFOLLOW) == nil && cst.Mode&unix.S_IFMT == unix.S_IFDIR {
+			unix.Fchmodat(fd, child, 0o700, 0)
+		}
 		for range 3 { // a name a survivor took meanwhile: the next
 			*moved++
 			up := fmt.Sprintf(".removed-%d", *moved)

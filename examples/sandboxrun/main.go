@@ -178,7 +178,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var denied *sandboxexec.SandboxDeniedError
 	var stopped stoppedBy
 	interrupted := errors.As(err, &stopped)
-	if err != nil && !interrupted && !errors.As(err, &denied) {
+	// A timeout may come with an error (the command could not be reaped):
+	// it is still a timeout, 124, with its output.
+	if err != nil && !interrupted && !errors.As(err, &denied) && !out.TimedOut {
 		return fail("%v", err)
 	}
 	if *jsonOut {
@@ -195,6 +197,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 128 + int(stopped.sig)
 	case denied != nil:
 		fmt.Fprintf(stderr, "sandboxrun: the %v sandbox likely refused the command an action (%v)\n", sandboxType, err)
+	case out.TimedOut && err != nil:
+		fmt.Fprintf(stderr, "sandboxrun: timed out, the command was killed (%v)\n", err)
 	case out.TimedOut:
 		fmt.Fprintf(stderr, "sandboxrun: timed out, the command was killed\n")
 	}
