@@ -665,8 +665,9 @@ const blockedCopyWait = 100 * time.Millisecond
 // until then, if anything. It waits for a copy from a file, which abort
 // ends at once, so that the copy reads nothing of the file after the call:
 // a poll that saw input just before the abort would otherwise read what the
-// host writes next. Where that read can block (a terminal's), it waits
-// blockedCopyWait at most: a call comes back on time.
+// host writes next. Where that read can block (a terminal's, an eventfd's:
+// see readMayBlock), it waits blockedCopyWait at most: a call comes back on
+// time.
 func (c *stdinCopier) finish() any {
 	if c.srcFD != -1 && c.begun {
 		c.abort()

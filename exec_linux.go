@@ -222,8 +222,7 @@ func follow(exit, killed int, streams []*stream, grace time.Duration, exited fun
 // when it died, and it is reaped once they are gone, which for hundreds of
 // them on a busy machine takes longer than the drain grace (found in review:
 // four fork bombs of 200 processes each, a second more; on a loaded machine,
-// more than 2 s). reapBy gives that
-// teardownGrace more.
+// more than 2 s). reapBy gives that teardownGrace more.
 func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 	extended := false
 	for {
