@@ -183,7 +183,7 @@ func allow(ruleset int, path string, rights uint64, noSymlinks bool) (fileID, er
 	if err := unix.Fstat(fd, &st); err != nil {
 		return id, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
-	id.dev, id.ino = st.Dev, st.Ino
+	id.dev, id.ino = uint64(st.Dev), st.Ino // Dev has 32 bits on mips
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)}
 	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset),
 		unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
@@ -216,5 +216,5 @@ func (id fileID) current() bool {
 	if id.absent {
 		return err == unix.ENOENT
 	}
-	return err == nil && st.Dev == id.dev && st.Ino == id.ino
+	return err == nil && uint64(st.Dev) == id.dev && st.Ino == id.ino
 }
