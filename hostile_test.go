@@ -390,11 +390,14 @@ func engReaped(t *testing.T, pid int) {
 }
 
 // hostilePython is the system's python3, not a version manager's shim (a
-// shell script, slow to start), or skips the test.
+// shell script, slow to start, that would itself run under a sandbox), or
+// skips the test.
 func hostilePython(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		return "/usr/bin/python3"
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p
+		}
 	}
 	p, err := exec.LookPath("python3")
 	if err != nil {

@@ -81,7 +81,7 @@ func (p *ExecParams) UnmarshalJSON(data []byte) error {
 	// json.Unmarshal gives one value; a direct call may give more.
 	end := d.InputOffset()
 	if _, err := d.Token(); err != io.EOF {
-		return fmt.Errorf("sandboxexec: exec params: data after the object: %s", excerpt(bytes.TrimSpace(data[end:])))
+		return fmt.Errorf("sandboxexec: exec params: data after the object: %s", excerpt(bytes.Trim(data[end:], jsonSpace)))
 	}
 	*p = out
 	return nil

@@ -103,18 +103,7 @@ func lxDeniedOrNil(t *testing.T, out ExecToolCallOutput, err error) {
 
 func lxPython(t *testing.T) string {
 	t.Helper()
-	// The system interpreter, not a version-manager shim (a shell script
-	// that would itself run under the sandbox).
-	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is not installed")
-	}
-	return p
+	return hostilePython(t)
 }
 
 // lxPyPrelude defines attempt(label, fn): it runs fn and prints

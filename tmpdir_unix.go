@@ -96,8 +96,7 @@ const removeTreeBudget = time.Minute
 // directories into top, adding their new names to work. It reports whether
 // it changed anything.
 func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
-	var st unix.Stat_t
-	if unix.Fstatat(top, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if !isDirAt(top, name) {
 		return false
 	}
 	unix.Fchmodat(top, name, 0o700, 0)
@@ -114,8 +113,7 @@ func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
 		}
 		// Moving a directory to another parent takes write permission on
 		// it (its ".." changes).
-		var cst unix.Stat_t
-		if unix.Fstatat(fd, child, &cst, unix.AT_SYMLINK_NOFOLLOW) == nil && cst.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if isDirAt(fd, child) {
 			unix.Fchmodat(fd, child, 0o700, 0)
 		}
 		for range 3 { // a name a survivor took meanwhile: the next
@@ -129,6 +127,13 @@ func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
 		}
 	}
 	return changed
+}
+
+// isDirAt says name, in the directory dirfd, is a directory, not a symlink
+// to one.
+func isDirAt(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
 // dirNames lists the directory fd (name is for errors only) without moving
