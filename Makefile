@@ -8,7 +8,7 @@ GO ?= go
 # Fuzz targets as package:target. Budgets are counts, not times: a timed
 # -fuzztime can end in a spurious "context deadline exceeded" from the fuzz
 # coordinator on a loaded machine.
-FUZZ_TARGETS = .:FuzzExecParamsJSON .:FuzzCapture .:FuzzFilterSecrets \
+FUZZ_TARGETS = .:FuzzExecParamsJSON .:FuzzCapture .:FuzzFilterSecrets .:FuzzResolvePath \
 	.:FuzzCreateSeatbeltCommand ./internal/landlock:FuzzHandled
 FUZZ_SHORT ?= 3000x
 FUZZ_LONG ?= 300000x

@@ -3,7 +3,11 @@ package sandboxexec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -188,4 +192,78 @@ func nilIfEmpty(s []string) []string {
 		return nil
 	}
 	return s
+}
+
+// FuzzResolvePath builds a directory tree from the fuzzer's layout (one
+// entry per line: "name/" a directory, "name" a file, "name->target" a
+// symlink, an absolute target taken below the tree) and checks that
+// resolvePath agrees with filepath.EvalSymlinks on a path through it.
+// canonicalRoots then must give clean absolute directories, or an error.
+func FuzzResolvePath(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"x/\nx/y/\nrel->x/y\nup->/rel/..", "up/y"},
+		{"file\nback->file/..\nx/", "back/x"},
+		{"a->b\nb->a", "a"},
+		{"d/\ndot->.\nd/l->../d", "dot/dot/d/l/l/.."},
+		{"x/\nfile", "x/../file/.."},
+		{"file\nl->file\nd/\ndl->d", "l/"},
+		{"d/\ndl->d/", "dl/"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, layout, path string) {
+		if strings.IndexByte(layout, 0) >= 0 || strings.IndexByte(path, 0) >= 0 || len(layout) > 512 || len(path) > 256 {
+			return
+		}
+		base := realDir(t, "tree")
+		inside := func(name string) (string, bool) {
+			name = strings.Trim(name, "/")
+			for _, part := range strings.Split(name, "/") {
+				if part == "" || part == "." || part == ".." {
+					return "", false
+				}
+			}
+			return filepath.Join(base, name), true
+		}
+		for _, entry := range strings.Split(layout, "\n") {
+			if name, target, ok := strings.Cut(entry, "->"); ok {
+				if p, ok := inside(name); ok {
+					if filepath.IsAbs(target) {
+						target = base + target
+					}
+					os.Symlink(target, p)
+				}
+			} else if p, ok := inside(entry); ok && strings.HasSuffix(entry, "/") {
+				os.Mkdir(p, 0o755)
+			} else if ok {
+				os.WriteFile(p, nil, 0o644)
+			}
+		}
+		full := base + "/" + path
+		want, wantErr := filepath.EvalSymlinks(full)
+		got, err := resolvePath(full, func(dir, name string) {
+			require.True(t, filepath.IsAbs(dir), dir)
+		})
+		switch {
+		case err != nil && strings.Contains(err.Error(), "too many levels of symbolic links"):
+			// Linux's limit of 40 follows, where Go allows 255.
+		case wantErr != nil:
+			require.Error(t, err, "%s resolves to %s; EvalSymlinks: %v", full, got, wantErr)
+			require.Equal(t, errors.Is(wantErr, fs.ErrNotExist), errors.Is(err, fs.ErrNotExist), "%s: %v, EvalSymlinks: %v", full, err, wantErr)
+		default:
+			require.NoError(t, err, full)
+			require.Equal(t, want, got, full)
+		}
+
+		roots, err := canonicalRoots([]string{full, base})
+		if err != nil {
+			return
+		}
+		for _, r := range roots {
+			require.True(t, filepath.IsAbs(r) && filepath.Clean(r) == r, r)
+			fi, err := os.Stat(r)
+			require.NoError(t, err)
+			require.True(t, fi.IsDir(), r)
+		}
+	})
 }

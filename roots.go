@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // canonicalRoots turns writable roots into the canonical directories a
@@ -107,7 +108,8 @@ func resolvePath(path string, link func(dir, name string)) (string, error) {
 	rest := path
 	for n := 0; rest != ""; {
 		var name string
-		name, rest, _ = strings.Cut(rest, string(filepath.Separator))
+		var more bool // a separator follows name: it must be a directory
+		name, rest, more = strings.Cut(rest, string(filepath.Separator))
 		switch name {
 		case "", ".":
 			continue
@@ -121,6 +123,10 @@ func resolvePath(path string, link func(dir, name string)) (string, error) {
 			return "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
+			if more && !fi.IsDir() {
+				// As the kernel: "file/.." is an error, not the file's directory.
+				return "", &fs.PathError{Op: "lstat", Path: path, Err: syscall.ENOTDIR}
+			}
 			resolved = next
 			continue
 		}
@@ -135,7 +141,10 @@ func resolvePath(path string, link func(dir, name string)) (string, error) {
 		if filepath.IsAbs(target) {
 			resolved = string(filepath.Separator)
 		}
-		rest = target + string(filepath.Separator) + rest
+		if more {
+			target += string(filepath.Separator) + rest
+		}
+		rest = target
 	}
 	return resolved, nil
 }
