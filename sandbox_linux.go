@@ -19,6 +19,7 @@ import (
 	"github.com/agentbox/sandboxexec/internal/cgroup"
 	"github.com/agentbox/sandboxexec/internal/landlock"
 	"github.com/agentbox/sandboxexec/internal/linuxspawn"
+	"github.com/agentbox/sandboxexec/internal/probe"
 	"github.com/agentbox/sandboxexec/internal/seccomp"
 )
 
@@ -84,6 +85,10 @@ func (r *linuxRunner) checkKernel() error {
 	switch {
 	case abiErr != nil && !r.policy.BestEffort:
 		return fmt.Errorf("%w: %v", ErrSandboxUnavailable, abiErr)
+	case seccompErr != nil && probe.Temporary(seccompErr):
+		// Best effort too: it leaves out what the kernel lacks, not what
+		// this moment lacks (a descriptor to export the program through).
+		return fmt.Errorf("%w: for now: %w", ErrSandboxUnavailable, seccompErr)
 	case seccompErr != nil && !r.policy.BestEffort:
 		return fmt.Errorf("%w: %v", ErrSandboxUnavailable, seccompErr)
 	case r.abi == 0 && r.bpf == nil:
@@ -316,20 +321,35 @@ func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
 	return rl
 }
 
-// cgroups is the pids cgroup manager, opened once; nil where this process
-// cannot create pids cgroups.
-var cgroups = sync.OnceValue(func() *cgroup.Manager {
-	m, err := cgroup.Open()
-	if err != nil {
-		return nil
+// cgroupManager is the pids cgroup manager, opened by the first call that
+// can open it, or found not to be had.
+var cgroupManager probe.Result[*cgroup.Manager]
+
+// openCgroups returns the pids cgroup manager, or nil where this process
+// cannot create pids cgroups. An error says only that it could not be
+// opened just now (out of descriptors): a call then fails, rather than
+// going without the cgroup that kills what escapes its process group.
+func openCgroups() (*cgroup.Manager, error) {
+	m, err := cgroupManager.Get(cgroup.Open)
+	if err != nil && !probe.Temporary(err) {
+		return nil, nil
 	}
+	return m, err
+}
+
+// cgroups is openCgroups' manager, nil on any error.
+func cgroups() *cgroup.Manager {
+	m, _ := openCgroups()
 	return m
-})
+}
 
 // newCgroup gives the call its own pids cgroup, or nil where there is none
 // to be had (the process limit then falls back to RLIMIT_NPROC).
 func (r *linuxRunner) newCgroup() (*cgroup.Group, error) {
-	m := cgroups()
+	m, err := openCgroups()
+	if err != nil {
+		return nil, fmt.Errorf("%w: pids cgroup, for now: %w", ErrSandboxUnavailable, err)
+	}
 	if m == nil {
 		return nil, nil
 	}

@@ -2427,3 +2427,83 @@ func lxOpenPty(t *testing.T) (master, tty *os.File) {
 	t.Cleanup(func() { tty.Close() })
 	return m, tty
 }
+
+const lxProbeEMFILEEnv = "SANDBOXEXEC_TEST_SANDBOX_PROBE_EMFILE"
+
+// A host that runs out of descriptors while its first sandboxed calls look
+// for seccomp and the pids cgroup gets errors from those calls, not a
+// sandbox without them for the rest of its life (found in review: one
+// EMFILE made every later strict call fail, best-effort calls run without
+// seccomp, and calls go without the cgroup that kills escaped processes).
+// It runs in a child process of the test binary, where nothing was probed
+// yet, with 0 to 40 descriptors left free for one call each.
+func TestLinuxSandboxProbesOutOfDescriptors(t *testing.T) {
+	if os.Getenv(lxProbeEMFILEEnv) == "" {
+		requireSandbox(t)
+		lxRerunUnder(t, lxProbeEMFILEEnv, "env")
+		return
+	}
+	withCgroup := os.Geteuid() == 0 // the machines the tests run on give root one
+	check := "grep Seccomp: /proc/self/status; cat /proc/self/cgroup"
+	sandboxed := func(out ExecToolCallOutput) {
+		t.Helper()
+		assert.Contains(t, out.Stdout, "Seccomp:\t2", "a call ran without its filter")
+		if withCgroup {
+			assert.Contains(t, out.Stdout, "/sandboxexec/", "a call ran outside a pids cgroup")
+		}
+	}
+	inUse := func() (fds []int) {
+		for fd := 0; fd < 4096; fd++ {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+				fds = append(fds, fd)
+			}
+		}
+		return fds
+	}
+	// Go's poller, made at the first pipe, is the runtime's: its epoll
+	// descriptor cannot be had out of descriptors either, and the runtime
+	// dies without it.
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	r.Close()
+	w.Close()
+	var old unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &old))
+	failed := 0
+	for free := 0; free <= 40; free++ {
+		// A limit that leaves free descriptors free, below it.
+		before := inUse()
+		limit, left := 0, 0
+		for i := 0; left < free || (i < len(before) && before[i] == limit); limit++ {
+			if i < len(before) && before[i] == limit {
+				i++
+			} else {
+				left++
+			}
+		}
+		lowered := old
+		lowered.Cur = uint64(limit)
+		require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &lowered))
+		for _, bestEffort := range []bool{false, true} {
+			out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"sh", "-c", check}},
+				SandboxLinuxSeccomp, []string{t.TempDir()}, SandboxPolicy{BestEffort: bestEffort})
+			if err != nil {
+				failed++
+				continue
+			}
+			sandboxed(out)
+		}
+		require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &old))
+	}
+	t.Logf("%d of 82 calls failed for want of descriptors", failed)
+	assert.Positive(t, failed)
+	s := ProbeSandbox()
+	require.True(t, s.Available, "%+v", s)
+	assert.True(t, s.Seccomp, "%+v", s)
+	for _, bestEffort := range []bool{false, true} {
+		out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"sh", "-c", check}},
+			SandboxLinuxSeccomp, []string{t.TempDir()}, SandboxPolicy{BestEffort: bestEffort})
+		lxRequireOK(t, out, err)
+		sandboxed(out)
+	}
+}

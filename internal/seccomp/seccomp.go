@@ -14,8 +14,8 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
 
+	"github.com/agentbox/sandboxexec/internal/probe"
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 )
@@ -110,24 +110,19 @@ var NetworkDenied = []string{
 	"getsockopt", "setsockopt", "getpeername", "getsockname", "shutdown",
 }
 
-var (
-	programs [2]struct {
-		once sync.Once
-		bpf  []byte
-		err  error
-	}
-)
+// programs are compiled once per policy; a compilation that failed only for
+// want of a descriptor or memory is tried again by the next call.
+var programs [2]probe.Result[[]byte]
 
 // Program returns the BPF program for the policy. The bytes are shared:
-// callers must not modify them.
+// callers must not modify them. An error that probe.Temporary accepts says
+// only that this attempt failed.
 func Program(denyNetwork bool) ([]byte, error) {
 	i := 0
 	if denyNetwork {
 		i = 1
 	}
-	p := &programs[i]
-	p.once.Do(func() { p.bpf, p.err = compile(denyNetwork) })
-	return p.bpf, p.err
+	return programs[i].Get(func() ([]byte, error) { return compile(denyNetwork) })
 }
 
 // Available reports whether this kernel and libseccomp can build and load

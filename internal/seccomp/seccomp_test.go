@@ -3,9 +3,13 @@
 package seccomp
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
+	"github.com/agentbox/sandboxexec/internal/probe"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestProgramBuildsAndIsCached(t *testing.T) {
@@ -26,4 +30,54 @@ func TestProgramBuildsAndIsCached(t *testing.T) {
 
 func TestAvailable(t *testing.T) {
 	require.NoError(t, Available())
+}
+
+// A compilation that fails for want of a descriptor is not kept: once
+// descriptors are free again, the program compiles. (Kept, it made every
+// later strict call fail, and best-effort ones run without seccomp.)
+func TestProgramAfterRunningOutOfDescriptors(t *testing.T) {
+	programs[1] = probe.Result[[]byte]{}
+	fillers := fillDescriptorTable(t)
+	_, err := Program(true)
+	require.ErrorIs(t, err, unix.EMFILE)
+	for _, fd := range fillers {
+		unix.Close(fd)
+	}
+	bpf, err := Program(true)
+	require.NoError(t, err, "the failure for want of descriptors was kept")
+	require.NotEmpty(t, bpf)
+}
+
+// fillDescriptorTable lowers the soft RLIMIT_NOFILE to just above the
+// descriptors in use, for the test's duration, and opens descriptors until
+// none is left.
+func fillDescriptorTable(t *testing.T) []int {
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	highest := 0
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil {
+			highest = max(highest, fd)
+		}
+	}
+	low := lim
+	low.Cur = uint64(highest + 16)
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_NOFILE, &low))
+	var fds []int
+	t.Cleanup(func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &lim)
+	})
+	for {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == unix.EMFILE {
+			return fds
+		}
+		require.NoError(t, err)
+		fds = append(fds, fd)
+	}
 }
