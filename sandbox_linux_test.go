@@ -1066,6 +1066,43 @@ if pty:
 	}
 }
 
+// A command starts without a controlling terminal, and takes as one any
+// terminal without a session that it opens, if only for reading: a root
+// command, a virtual console or a serial line. /dev/tty, that terminal's
+// other name, must not give the write the terminal's own name does not
+// (found in review: a root command wrote to /dev/tty5 through /dev/tty,
+// switched the machine's active console and set its blanking). Here the
+// terminal is a pseudo-terminal the test makes, which no session holds,
+// and, for a root host, a virtual console where there is one; nothing is
+// written to either.
+func TestLinuxControllingTerminalNotWritable(t *testing.T) {
+	requireSandbox(t)
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	defer master.Close()
+	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	require.NoError(t, err)
+	terminals := []string{fmt.Sprintf("/dev/pts/%d", n)}
+	if os.Geteuid() == 0 {
+		if _, err := os.Stat("/dev/tty63"); err == nil {
+			terminals = append(terminals, "/dev/tty63")
+		}
+	}
+	for _, term := range terminals {
+		res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+fd = os.open(sys.argv[1], os.O_RDONLY)
+tty_nr = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[4])
+print("ctty=%s" % ("yes" if tty_nr else "no"))
+attempt("read_tty", lambda: os.close(os.open("/dev/tty", os.O_RDONLY)))
+attempt("write_tty", lambda: os.close(os.open("/dev/tty", os.O_WRONLY)))
+`, term)
+		require.Equal(t, "yes", res["ctty"], "%s did not become the controlling terminal: %s", term, out.Stdout)
+		assert.Equal(t, "OK", res["read_tty"], "%s: %s", term, out.Stdout)
+		assert.Equal(t, "EACCES", res["write_tty"], "%s: %s", term, out.Stdout)
+	}
+}
+
 func TestLinuxIoUringAndFriends(t *testing.T) {
 	requireSandbox(t)
 	body := `

@@ -40,22 +40,26 @@ const (
 // Rights that apply to a file rather than a directory.
 const fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | truncateV3 | ioctlDevV5
 
-// Devices a shell expects to write whatever the policy. They stay writable;
-// ioctl is granted on the data sinks and sources and on new pseudo-terminals
+// Devices a shell expects to write whatever the policy. They stay writable,
+// with their ioctls: the data sinks and sources, and pseudo-terminals
 // (tools such as script, expect and Python's pty need them; the seccomp
-// filter still refuses TIOCSTI), not on the controlling terminal.
-var devices = []struct {
-	path  string
-	ioctl bool
-}{
-	{"/dev/null", true},
-	{"/dev/zero", true},
-	{"/dev/full", true},
-	{"/dev/random", true},
-	{"/dev/urandom", true},
-	{"/dev/tty", false},
-	{"/dev/ptmx", true},
-	{"/dev/pts", true},
+// filter still refuses TIOCSTI).
+//
+// /dev/tty is not among them. The command starts without a controlling
+// terminal, and takes as one any terminal without a session that it opens,
+// if only for reading: for a root command, a virtual console or a serial
+// line. /dev/tty would then be a writable name for that terminal (found in
+// review: escape sequences written to a console through it switched the
+// machine's active console). A pseudo-terminal of the command's own is
+// written through its /dev/pts name.
+var devices = []string{
+	"/dev/null",
+	"/dev/zero",
+	"/dev/full",
+	"/dev/random",
+	"/dev/urandom",
+	"/dev/ptmx",
+	"/dev/pts",
 }
 
 // ABI returns the Landlock ABI version the kernel offers, or 0 and the
@@ -144,11 +148,7 @@ func build(abi int, r Rules) (int, []fileID, error) {
 			files = append(files, id)
 		}
 		for _, d := range devices {
-			rights := fs & fileRights
-			if !d.ioctl {
-				rights &^= ioctlDevV5
-			}
-			id, err := allow(ruleset, d.path, rights, false)
+			id, err := allow(ruleset, d, fs&fileRights, false)
 			if err != nil && !os.IsNotExist(err) {
 				unix.Close(ruleset)
 				return -1, nil, err
