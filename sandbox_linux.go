@@ -303,12 +303,17 @@ func (r *linuxRunner) maxProcesses() uint64 {
 // is not the caller's mistake.
 const pidMaxLimit = 32768 << (7 * (bits.UintSize / 64)) // 4 Mi on 64-bit
 
-// rlimits are the policy's limits other than the process count.
+// rlimits are the policy's limits other than the process count, and
+// RLIMIT_CORE at 1 byte: no core dump. A core_pattern that pipes dumps to a
+// helper (systemd-coredump, apport) runs it as root outside the sandbox,
+// writing outside the roots, and the kernel ignores the limit for pipes
+// except that 1 means none; a file dump needs a page at least.
 func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
 	var rl []linuxspawn.Rlimit
 	add := func(resource int, v uint64) {
 		rl = append(rl, linuxspawn.Rlimit{Resource: resource, Cur: v, Max: v})
 	}
+	add(unix.RLIMIT_CORE, 1)
 	if r.policy.MaxFileSize > 0 {
 		add(unix.RLIMIT_FSIZE, uint64(r.policy.MaxFileSize))
 	}

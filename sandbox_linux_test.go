@@ -1103,6 +1103,40 @@ attempt("write_tty", lambda: os.close(os.open("/dev/tty", os.O_WRONLY)))
 	}
 }
 
+// No core dump: where core_pattern pipes dumps to a helper, the helper runs
+// as root outside the sandbox and writes outside the roots. The limit is 1
+// byte, which the command cannot raise; where core_pattern names a file in
+// the working directory (here, a root), no file appears either, even with
+// the soft limit raised to the hard one.
+func TestLinuxNoCoreDumps(t *testing.T) {
+	requireSandbox(t)
+	root := t.TempDir()
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+import resource, signal, subprocess
+print("core=%d,%d" % resource.getrlimit(resource.RLIMIT_CORE))
+def raise_core():
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (4096, 4096))
+    except ValueError as e: # python's word for EPERM here
+        raise OSError(errno.EPERM, str(e))
+attempt("raise", raise_core)
+crash = "import os, resource, signal; h = resource.getrlimit(resource.RLIMIT_CORE)[1]; resource.setrlimit(resource.RLIMIT_CORE, (h, h)); os.kill(os.getpid(), signal.SIGSEGV)"
+print("crashed=%d" % -subprocess.run([sys.executable, "-c", crash], cwd=sys.argv[1]).returncode)
+`, root)
+	assert.Equal(t, "1,1", res["core"], out.Stdout)
+	assert.Equal(t, "EPERM", res["raise"], out.Stdout)
+	assert.Equal(t, strconv.Itoa(int(syscall.SIGSEGV)), res["crashed"], out.Stdout)
+	pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern")
+	require.NoError(t, err)
+	if p := strings.TrimSpace(string(pattern)); strings.HasPrefix(p, "/") || strings.HasPrefix(p, "|") {
+		t.Logf("core_pattern %q dumps outside the working directory: only the limit is checked", p)
+		return
+	}
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "a core dump was written")
+}
+
 func TestLinuxIoUringAndFriends(t *testing.T) {
 	requireSandbox(t)
 	body := `
