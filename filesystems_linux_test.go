@@ -244,3 +244,34 @@ attempt("get_status", lambda: ioc(dev, %#x, bytes(232)))
 		})
 	}
 }
+
+// A symlink inside a writable root is found under any name of that root:
+// here the root is given under its own name and the symlink under a bind
+// mount's (found in review: the names differed, and the symlink's target,
+// which a command chooses, became a root). macOS gives a directory several
+// names without a mount (letter case, /System/Volumes/Data).
+func TestLinuxCanonicalRootsBindMountAlias(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a bind mount takes root")
+	}
+	base := realDir(t, "base")
+	a, b, home := filepath.Join(base, "a"), filepath.Join(base, "b"), filepath.Join(base, "home")
+	for _, d := range []string{a, b, home, filepath.Join(a, "work")} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	require.NoError(t, os.Symlink(home, filepath.Join(a, "work", "cache")))
+	out, err := exec.Command("mount", "--bind", a, b).CombinedOutput()
+	require.NoError(t, err, "mount --bind: %s", out)
+	t.Cleanup(func() { exec.Command("umount", b).Run() })
+
+	for _, roots := range [][]string{
+		{filepath.Join(a, "work"), filepath.Join(b, "work", "cache")},
+		{filepath.Join(b, "work"), filepath.Join(a, "work", "cache")},
+	} {
+		got, err := canonicalRoots(roots)
+		assert.ErrorContains(t, err, "goes through the symlink", "%v gave %v", roots, got)
+	}
+	got, err := canonicalRoots([]string{filepath.Join(b, "work", "cache")})
+	require.NoError(t, err)
+	assert.Equal(t, []string{home}, got, "the symlink alone, no root around it")
+}

@@ -27,6 +27,7 @@ func canonicalRoots(roots []string) ([]string, error) {
 	type link struct{ dir, name string }
 	type resolved struct {
 		root, real string
+		fi         fs.FileInfo
 		links      []link // the symlinks met, and the directories they are in
 	}
 	var all []resolved
@@ -59,7 +60,7 @@ func canonicalRoots(roots []string) ([]string, error) {
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("sandboxexec: writable root %q is not a directory", root)
 		}
-		r.real = real
+		r.real, r.fi = real, fi
 		all = append(all, r)
 	}
 	// suspect names, for each root, a symlink on its way that lies inside
@@ -69,7 +70,7 @@ func canonicalRoots(roots []string) ([]string, error) {
 	for i, r := range all {
 		for _, l := range r.links {
 			for _, other := range all {
-				if suspect[i] == "" && pathWithin(l.dir, other.real) {
+				if suspect[i] == "" && (pathWithin(l.dir, other.real) || sameFileAbove(l.dir, other.fi)) {
 					suspect[i] = fmt.Sprintf("the symlink %s, which is inside the writable root %s",
 						filepath.Join(l.dir, l.name), other.real)
 				}
@@ -147,6 +148,24 @@ func resolvePath(path string, link func(dir, name string)) (string, error) {
 		rest = target
 	}
 	return resolved, nil
+}
+
+// sameFileAbove reports whether dir, or a directory above it, is the
+// directory root, by identity rather than by name: one directory can have
+// several (a bind mount's, a case-insensitive file system's, macOS's
+// /System/Volumes/Data), and a symlink inside a root must be found under
+// whichever of them the caller gave (found in review).
+func sameFileAbove(dir string, root fs.FileInfo) bool {
+	for {
+		if fi, err := os.Stat(dir); err == nil && os.SameFile(fi, root) {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
 
 // pathWithin reports whether path is dir or lies below it; both are clean
