@@ -142,7 +142,8 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     TimedOut, ExitCode 124, the output read so far, and a nil error (but
 //     see the next to last item).
 //   - When ctx is done the group is killed, and the call returns the output
-//     so far and an error wrapping ctx.Err().
+//     so far and an error wrapping ctx.Err(), unless the command had exited
+//     by itself (its status shows no kill), as with a timeout.
 //   - Under a sandbox, a failure that the sandbox likely caused returns the
 //     output and a *SandboxDeniedError holding it: a non-zero exit whose
 //     output mentions a denial ("operation not permitted", "permission
@@ -449,7 +450,7 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 			return out, fmt.Errorf("sandboxexec: wait: %w", waitErr)
 		}
 		return out, nil
-	case reason == reasonCancel:
+	case reason == reasonCancel && !exitedBeforeKill(signal, waitErr):
 		return out, contextError("command cancelled", ctx)
 	}
 	if waitErr != nil {

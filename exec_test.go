@@ -446,6 +446,35 @@ func TestExecCancel(t *testing.T) {
 			engRequireGone(t, pid)
 		}
 	})
+	// As os/exec, and as a timeout: a command that exited by itself as ctx
+	// was done reports its own exit, with no error; one the kill reached
+	// reports the kill and ctx's error (found in review: an exit of its own
+	// came with the cancellation error about half the time).
+	t.Run("cancel as the command exits", func(t *testing.T) {
+		t.Parallel()
+		own, killed := 0, 0
+		for i := 0; i < 40; i++ {
+			ctx, cancel := context.WithCancel(context.Background())
+			live := writerFunc(func(b []byte) (int, error) {
+				if bytes.Contains(b, []byte("bye")) {
+					cancel()
+				}
+				return len(b), nil
+			})
+			out, _, err := engRunCtx(t, ctx, engSh("echo bye; exit 7"), WithLiveOutput(live, nil))
+			cancel()
+			if err != nil {
+				require.ErrorIs(t, err, context.Canceled)
+				assert.Equal(t, "SIGKILL", out.Signal, "a cancellation error for a command that exited by itself: %+v", out)
+				killed++
+				continue
+			}
+			assert.Equal(t, 7, out.ExitCode, "%+v", out)
+			assert.Empty(t, out.Signal)
+			own++
+		}
+		t.Logf("%d own exits, %d killed", own, killed)
+	})
 	t.Run("cancel with a cause", func(t *testing.T) {
 		t.Parallel()
 		cause := errors.New("the agent gave up")
@@ -901,3 +930,8 @@ func TestStartPlainWorkdirGone(t *testing.T) {
 	assert.Contains(t, err.Error(), gone)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// writerFunc is an io.Writer made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
