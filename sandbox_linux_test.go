@@ -2578,3 +2578,17 @@ func TestLinuxSandboxProbesOutOfDescriptors(t *testing.T) {
 		sandboxed(out)
 	}
 }
+
+// Where the host's temporary directory is missing, a call that needs a
+// TMPDIR of its own says which directory it could not make it in.
+func TestLinuxHostTMPDIRMissing(t *testing.T) {
+	requireSandbox(t)
+	root := t.TempDir()
+	missing := filepath.Join(root, "missing")
+	t.Setenv("TMPDIR", missing)
+	_, err := lxRun(t, []string{"true"}, []string{t.TempDir()}, SandboxPolicy{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "host's temporary directory "+missing)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.NotErrorIs(t, err, ErrSandboxUnavailable)
+}

@@ -58,7 +58,8 @@ func privateTMPDIR(env, roots []string) (out []string, dir string, err error) {
 	}
 	dir, err = os.MkdirTemp("", tmpDirPrefix)
 	if err != nil {
-		return nil, "", fmt.Errorf("sandboxexec: a temporary directory for the command: %w", err)
+		return nil, "", fmt.Errorf("sandboxexec: a temporary directory for the command, "+
+			"in the host's temporary directory %s (its TMPDIR): %w", os.TempDir(), err)
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
