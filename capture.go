@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -106,6 +107,11 @@ type stream struct {
 	buf      []byte
 	backlog  tailPipe
 	enlarged bool
+	// mu is held while the drain goroutine handles what a read gave, and by
+	// abandon: once abandoned is set, that goroutine touches the stream no
+	// more, and the caller reads the capture.
+	mu        sync.Mutex
+	abandoned bool
 }
 
 func newStream(r *os.File, live io.Writer) *stream {
@@ -113,10 +119,42 @@ func newStream(r *os.File, live io.Writer) *stream {
 	return &stream{r: r, capture: newCapture(MaxStreamOutput), live: live, bufp: bp, buf: *bp}
 }
 
-// close gives back what the stream borrowed; r stays open.
+// close gives back what the stream borrowed; r stays open. The buffer of an
+// abandoned stream stays out of the pool: its read may still fill it.
 func (s *stream) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.backlog.close()
-	readBufs.Put(s.bufp)
+	if !s.abandoned {
+		readBufs.Put(s.bufp)
+	}
+}
+
+// closeReader closes r, unless the stream was abandoned: abandon's close is
+// under way, and a close here that overtook it would be the one that waits
+// for the read.
+func (s *stream) closeReader() {
+	s.mu.Lock()
+	abandoned := s.abandoned
+	s.mu.Unlock()
+	if !abandoned {
+		s.r.Close()
+	}
+}
+
+// abandon gives up on a stream whose read has no deadline (a pipe Go cannot
+// poll: Windows' anonymous pipes) once the drain grace is over: a process
+// that escaped the kill, and holds the pipe, would otherwise hold the call
+// until it exits. The drain goroutine drops whatever its read returns, and
+// the call returns with what was read before. Closing r ends the read (on
+// Windows, Close cancels a pipe's pending read, then waits for it to
+// return); it runs on a goroutine of its own, so that a close that waits
+// cannot hold the call.
+func (s *stream) abandon() {
+	s.mu.Lock()
+	s.abandoned = true
+	s.mu.Unlock()
+	go s.r.Close()
 }
 
 // take hands bytes just read to the live writer and the capture.
@@ -162,9 +200,9 @@ func (s *stream) filled(fd uintptr) (ended bool) {
 	return s.live == nil && s.capture.headFull() && s.backlog.splice(fd, s.capture, s.buf)
 }
 
-// drain reads the stream to EOF, or until its read deadline passes, with
-// Go's poller blocking between reads: the engine's way where it does not poll
-// the pipes itself (see await).
+// drain reads the stream to EOF, until its read deadline passes, or until it
+// is abandoned (see abandon), with Go's poller blocking between reads: the
+// engine's way where it does not poll the pipes itself (see await).
 func (s *stream) drain() {
 	rc, err := s.r.SyscallConn()
 	if err != nil {
@@ -172,28 +210,53 @@ func (s *stream) drain() {
 	}
 	for {
 		n, err := s.r.Read(s.buf)
-		if n > 0 {
-			s.take(s.buf[:n])
-		}
-		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				// The drain grace is over, but this goroutine may not have
-				// run for a while, and a past deadline fails a read before
-				// it looks: take what the pipe holds now, without waiting.
-				rc.Control(s.sweep)
-			}
-			// EOF, the deadline, or a closed pipe: the stream ends here and
-			// what was read is kept.
+		if !s.took(rc, n, err) {
 			return
 		}
-		if n == len(s.buf) {
-			ended := false
-			rc.Control(func(fd uintptr) { ended = s.filled(fd) })
-			if ended {
-				return
-			}
-		}
 	}
+}
+
+// took handles what one read gave, and says whether to read on: not at EOF,
+// at the deadline, or once the stream is abandoned. It holds mu, also while
+// a live writer that calls runtime.Goexit unwinds (see awaitDraining), so
+// that what that leaves is recorded before an abandon, or not at all.
+func (s *stream) took(rc syscall.RawConn, n int, err error) (more bool) {
+	s.mu.Lock()
+	returned := false
+	defer func() {
+		if !returned {
+			s.live, s.liveGoexit = nil, true
+		}
+		s.mu.Unlock()
+	}()
+	more = !s.abandoned && s.handle(rc, n, err)
+	returned = true
+	return more
+}
+
+// handle is took's work: the read's bytes to the live writer and the
+// capture, and a look at the pipe after a full read.
+func (s *stream) handle(rc syscall.RawConn, n int, err error) (more bool) {
+	if n > 0 {
+		s.take(s.buf[:n])
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The drain grace is over, but this goroutine may not have
+			// run for a while, and a past deadline fails a read before
+			// it looks: take what the pipe holds now, without waiting.
+			rc.Control(s.sweep)
+		}
+		// EOF, the deadline, or a closed pipe: the stream ends here and
+		// what was read is kept.
+		return false
+	}
+	if n == len(s.buf) {
+		ended := false
+		rc.Control(func(fd uintptr) { ended = s.filled(fd) })
+		return !ended
+	}
+	return true
 }
 
 // sweep reads what the pipe fd (non-blocking) holds right now, past any

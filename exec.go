@@ -320,14 +320,16 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		closeAtEnd = append(closeAtEnd, stdinCopy.w)
 		defer stdinCopy.dropUnbegun()
 	}
-	var readers [2]*os.File
-	for i := range readers {
+	var streams [2]*stream
+	for i, live := range [2]io.Writer{cfg.liveStdout, cfg.liveStderr} {
 		pr, pw, err := capturePipe()
 		if err != nil {
 			return ExecToolCallOutput{}, fmt.Errorf("sandboxexec: pipe: %w", err)
 		}
-		readers[i] = pr
-		closeAtEnd = append(closeAtEnd, pr)
+		s := newStream(pr, live)
+		streams[i] = s
+		defer s.close()
+		defer s.closeReader()
 		closeAfterStart = append(closeAfterStart, pw)
 		req.stdio[i+1] = pw
 	}
@@ -353,10 +355,6 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	if ch.pidfd != nil {
 		defer ch.pidfd.Close()
 		defer ch.killed.Close()
-	}
-	streams := [2]*stream{newStream(readers[0], cfg.liveStdout), newStream(readers[1], cfg.liveStderr)}
-	for _, s := range streams {
-		defer s.close()
 	}
 	if stdinCopy != nil {
 		stdinCopy.begin()
@@ -489,23 +487,23 @@ func argSizes(req *spawnRequest) string {
 // where the kernel can tell of the exit without reaping: see waitCommand),
 // and then gives the streams drainGrace to reach EOF: only a process that
 // left the group (setsid) and still holds a pipe makes the wait that long;
-// the bytes read until then are kept.
+// the bytes read until then are kept. A stream whose pipe takes no read
+// deadline (Windows) is abandoned when the grace is over (see abandon).
 func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
-	var drained sync.WaitGroup
 	var liveMu sync.Mutex
-	for _, s := range streams {
+	var drained [2]chan struct{}
+	for i, s := range streams {
 		s.liveMu = &liveMu
-		drained.Add(1)
+		drained[i] = make(chan struct{})
 		go func() {
-			defer drained.Done()
+			defer close(drained[i])
 			returned := false
 			defer func() {
 				if !returned {
 					// The live writer called runtime.Goexit, which ends
 					// this goroutine whatever it does: the stream is read
-					// on without the writer, and the caller exits the same
-					// way once the command has ended.
-					s.live, s.liveGoexit = nil, true
+					// on without the writer (took dropped it), and the
+					// caller exits the same way once the command has ended.
 					s.drain()
 				}
 			}()
@@ -515,10 +513,30 @@ func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, s
 	}
 	exitCode, signal, err = waitCommand(ch, ended)
 	deadline := time.Now().Add(drainGrace)
-	for _, s := range streams {
-		s.r.SetReadDeadline(deadline)
+	var noDeadline [2]bool
+	for i, s := range streams {
+		// A pipe Go cannot poll (Windows' anonymous pipes) takes no
+		// deadline: its read blocks until EOF, which a process that
+		// escaped the kill can put off for ever.
+		noDeadline[i] = s.r.SetReadDeadline(deadline) != nil
 	}
-	drained.Wait()
+	grace, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for i, s := range streams {
+		if !noDeadline[i] {
+			<-drained[i]
+			continue
+		}
+		select {
+		case <-drained[i]:
+		case <-grace.Done():
+			select {
+			case <-drained[i]: // it ended as the grace did
+			default:
+				s.abandon()
+			}
+		}
+	}
 	return exitCode, signal, err
 }
 

@@ -18,6 +18,7 @@ import (
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // noPidfdEnv makes this test binary a host whose kernel gives no pidfds: one
@@ -261,5 +262,69 @@ func TestAwaitDrainingEndsBeforeReap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 7, code)
 	assert.Equal(t, "Z", state, "the command's state when the call ended its group")
+	assert.Equal(t, "out\n", streams[0].capture.String())
+}
+
+// A pipe Go cannot poll, as Windows' anonymous pipes are, takes no read
+// deadline; where a process that escaped the kill holds it, the call still
+// returns once the drain grace is over, with what was read before. A
+// blocking pipe is one such on Linux; the test holds its write end.
+func TestAwaitDrainingAbandonsPipeWithoutDeadline(t *testing.T) {
+	req := &spawnRequest{path: "/bin/sh", argv: []string{"sh", "-c", "echo out; echo err >&2"}, env: os.Environ()}
+	stdin, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer stdin.Close()
+	req.stdio[0] = stdin
+	var readers [2]*os.File
+	for i := range readers {
+		var p [2]int
+		require.NoError(t, unix.Pipe2(p[:], unix.O_CLOEXEC)) // blocking: out of Go's poller
+		readers[i], req.stdio[i+1] = os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1")
+	}
+	require.ErrorIs(t, readers[0].SetReadDeadline(time.Now()), os.ErrNoDeadline)
+	held := req.stdio[1] // as by a process that escaped the kill
+	defer held.Close()
+	ch, err := startPlain(req)
+	req.stdio[2].Close()
+	require.NoError(t, err)
+	if ch.pidfd != nil {
+		ch.pidfd.Close()
+		ch.killed.Close()
+		ch.pidfd, ch.killed = nil, nil
+	}
+	streams := [2]*stream{newStream(readers[0], nil), newStream(readers[1], nil)}
+	defer streams[0].close()
+	defer streams[1].close()
+	defer streams[0].closeReader()
+	defer streams[1].closeReader()
+
+	returned := make(chan struct{})
+	start := time.Now()
+	var code int
+	go func() {
+		defer close(returned)
+		code, _, err = awaitDraining(ch, streams, func() {})
+	}()
+	select {
+	case <-returned:
+	case <-time.After(drainGrace + 3*time.Second):
+		held.Close() // the read's EOF, so that the test ends
+		<-returned
+		t.Fatalf("the call waited %v for a pipe that stays open", time.Since(start))
+	}
+	require.NoError(t, err)
+	assert.Zero(t, code)
+	assert.GreaterOrEqual(t, time.Since(start), drainGrace, "the stream had its grace")
+	assert.Equal(t, "out\n", streams[0].capture.String())
+	assert.Equal(t, "err\n", streams[1].capture.String())
+	assert.True(t, streams[0].abandoned)
+	assert.False(t, streams[1].abandoned, "a stream that reached EOF is not abandoned")
+
+	// The drain goroutine's read returns these; it keeps none of them, and
+	// touches the stream no more (the race detector would see it).
+	_, err = held.Write([]byte("late\n"))
+	require.NoError(t, err)
+	held.Close()
+	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, "out\n", streams[0].capture.String())
 }
