@@ -133,7 +133,11 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     or not executable, or a Workdir that is missing, returns an error that
 //     says which and wraps exec.ErrNotFound, fs.ErrNotExist or
 //     fs.ErrPermission. A nil ctx, or a nil or closed *os.File given to
-//     WithStdin, returns an error too. Nothing is run in these cases.
+//     WithStdin, returns an error too. So does, on Windows, a batch file
+//     (.bat, .cmd: npm and npx are such shims) given an argument with a
+//     character that cmd.exe, which runs it, could read as a command (&, |,
+//     %, a double quote...: see the README's "Windows"). Nothing is run in
+//     these cases.
 //   - A sandbox this OS or kernel cannot apply returns an error wrapping
 //     ErrSandboxUnavailable; nothing is run.
 //   - The command's exit code, whatever it is, is not an error, except
@@ -283,6 +287,9 @@ func prepare(params ExecParams, cfg *config) (*spawnRequest, error) {
 	}
 	path, err := lookPath(params.Command[0], req.dir, req.env)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkProgramArgs(path, req.argv); err != nil {
 		return nil, err
 	}
 	req.path = path

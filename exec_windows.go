@@ -239,6 +239,13 @@ func lookPath(name, dir string, env []string) (string, error) {
 	return "", fmt.Errorf("sandboxexec: %w", &exec.Error{Name: name, Err: exec.ErrNotFound})
 }
 
+// checkProgramArgs refuses what the command line of program would not pass
+// as argv: os.StartProcess quotes the arguments for CommandLineToArgvW, and a
+// batch file's cmd.exe parses them otherwise (see checkBatchArgs).
+func checkProgramArgs(program string, argv []string) error {
+	return checkBatchArgs(program, argv)
+}
+
 // envLookup finds key in env; Windows variable names ignore case.
 func envLookup(env []string, key string) (string, bool) {
 	value, found := "", false

@@ -177,3 +177,35 @@ func TestWindowsSandboxUnavailable(t *testing.T) {
 		assert.ErrorIs(t, statErr, os.ErrNotExist, "%v ran the command", st)
 	}
 }
+
+// cmd.exe runs a batch file, and parses its command line otherwise than the
+// rules Go quotes arguments for: an argument it could read as a command is
+// refused, and nothing runs.
+func TestWindowsBatchFileArgumentRefused(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "tool.cmd")
+	require.NoError(t, os.WriteFile(script, []byte("@echo arg %1\r\n"), 0o755))
+	marker := filepath.Join(dir, "ran")
+
+	for _, command := range [][]string{
+		{script, "x&echo INJECTED"},
+		{script + ".", "x&echo INJECTED"}, // Windows strips the trailing dot
+		{script, "x&echo INJECTED> " + marker},
+		{"tool", "x&echo INJECTED"}, // found with PATHEXT
+	} {
+		out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: command}, SandboxNone, nil,
+			SandboxPolicy{}, WithEnv(append(os.Environ(), "PATH="+dir)))
+		require.Error(t, err, "%q", command)
+		assert.Contains(t, err.Error(), "cmd.exe", "%q", command)
+		assert.Contains(t, err.Error(), "command argument 1", "%q", command)
+		assert.Equal(t, ExecToolCallOutput{}, out, "%q: nothing ran", command)
+	}
+	_, statErr := os.Stat(marker)
+	assert.ErrorIs(t, statErr, os.ErrNotExist, "the injected command ran")
+
+	// Plain arguments still reach the batch file.
+	out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{script, "hello"}},
+		SandboxNone, nil, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.Equal(t, "arg hello\r\n", out.Stdout)
+}

@@ -1,0 +1,52 @@
+package sandboxexec
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestIsBatchFile(t *testing.T) {
+	for path, want := range map[string]bool{
+		`C:\tools\npm.cmd`:   true,
+		`C:\tools\build.bat`: true,
+		`x.BAT`:              true,
+		`x.Cmd`:              true,
+		`.\x.bat`:            true,
+		`x.bat.`:             true, // Windows strips trailing dots and spaces
+		`x.bat `:             true,
+		`x.cmd. . `:          true,
+		`C:\tools\node.exe`:  false,
+		`x.bat.exe`:          false,
+		`x.batch`:            false,
+		`xbat`:               false,
+		`bat`:                false,
+		``:                   false,
+		`C:\x.cmd\y.com`:     false,
+	} {
+		assert.Equal(t, want, isBatchFile(path), "%q", path)
+	}
+}
+
+func TestCheckBatchArgs(t *testing.T) {
+	refused := []string{
+		"x&calc", "x|calc", "a>b", "a<b", "(x)", "a)", "x^", "%PATH%", "%",
+		"!x!", `a"b`, `"`, "a\rb", "a\nb", "a\x00b",
+		`" & calc & "`, `\"&calc`, `x" "&calc`,
+	}
+	for _, arg := range refused {
+		err := checkBatchArgs(`C:\tools\npm.cmd`, []string{"npm", "install", arg})
+		if assert.Error(t, err, "%q", arg) {
+			assert.Contains(t, err.Error(), "sandboxexec: refused: C:\\tools\\npm.cmd is a batch file")
+			assert.Contains(t, err.Error(), "command argument 2")
+		}
+		assert.Error(t, checkBatchArgs(`x.bat. `, []string{"x", arg}), "%q, trailing dot and space", arg)
+		assert.NoError(t, checkBatchArgs(`C:\tools\node.exe`, []string{"node", arg}),
+			"%q: a program that is not a batch file parses its own command line", arg)
+	}
+	allowed := []string{"", "install", "hello world", `C:\Program Files\x`, `trailing\`,
+		"a=b", "a,b;c", "tab\there", "@scope/pkg", "*.go", "?", "~", "$HOME", "'single'", "é"}
+	for _, arg := range allowed {
+		assert.NoError(t, checkBatchArgs(`C:\tools\npm.cmd`, []string{"npm", arg}), "%q", arg)
+	}
+}
