@@ -237,7 +237,17 @@ type child struct {
 	killAll func()
 	// release, if set, frees what start acquired, once the command is reaped.
 	release func()
+	// killsGroup says killAll kills the command's process group, whose
+	// processes a host that adopts orphans must then reap (see
+	// reapAdopted); escaped holds pidfds of processes killAll killed
+	// outside the group (through the call's cgroup), for the same reason.
+	killsGroup bool
+	escapedMu  sync.Mutex
+	escaped    []escapedProcess
 }
+
+// escapedProcess is a process of the call's that left its process group.
+type escapedProcess struct{ pid, pidfd int }
 
 // plainRunner starts the command unconfined, as the leader of a new session
 // (Unix) or job (Windows).

@@ -131,10 +131,12 @@ func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal st
 			// goroutine whatever it does: the command is ended and reaped
 			// on the way out.
 			ended()
+			reapAdopted(ch, time.Now().Add(drainGrace))
 			reapBy(ch, time.Now().Add(drainGrace))
 		}
 	}()
 	deadline, err := follow(int(ch.pidfd.Fd()), int(ch.killed.Fd()), streams[:], drainGrace, ended)
+	reapAdopted(ch, deadline)
 	ws, waitErr := reapBy(ch, deadline)
 	returned = true
 	if err = errors.Join(err, waitErr); err != nil {
@@ -227,11 +229,11 @@ func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 	extended := false
 	for {
 		reaped, ws, err := waitFor(ch.pid, syscall.WNOHANG)
-		if reaped {
+		if reaped || errors.Is(err, syscall.ECHILD) { // ECHILD: reaped by another
 			ch.reaped.Store(true)
 		}
 		if reaped || err != nil {
-			return ws, err
+			return ws, waitError(err)
 		}
 		if time.Now().After(deadline) {
 			if extended || tracerOf(ch.pid) > 0 {
@@ -255,6 +257,157 @@ func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 		}
 	}()
 	return 0, fmt.Errorf("the command has not been reaped (%s): its exit status is unknown", why)
+}
+
+// hostAdoptsOrphans says this process inherits the orphans of its
+// descendants: it is the pid 1 of its PID namespace, or a child subreaper
+// (PR_SET_CHILD_SUBREAPER). Asked at each call: the host may become one.
+func hostAdoptsOrphans() bool {
+	var subreaper int32
+	return os.Getpid() == 1 ||
+		unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&subreaper)), 0, 0, 0) == nil && subreaper != 0
+}
+
+// reapAdopted reaps the processes that the call killed and this host
+// adopted, where it adopts orphans (see hostAdoptsOrphans): those left in
+// the command's process group, re-parented to the host when the command
+// exited, and those the call's cgroup killed outside the group (see
+// watchEscaped), each re-parented when its parent died. Nothing else reaps
+// them: each would stay a zombie of the host. It runs before the command
+// is reaped, so that the group's id, which names them, cannot be another
+// group's: no child of the host's own (an os/exec command, another call's
+// command) is taken. It never waits for any child. Where the command has
+// been reaped, only the processes watchEscaped holds pidfds of are.
+//
+// It waits until deadline at most for them to die: a process that dies
+// re-parents its children to the host before it is a zombie, so once no
+// child of the host's is left in the group, none will be.
+func reapAdopted(ch *child, deadline time.Time) {
+	ch.escapedMu.Lock()
+	defer ch.escapedMu.Unlock()
+	defer func() {
+		for _, e := range ch.escaped {
+			unix.Close(e.pidfd)
+		}
+		ch.escaped = nil
+	}()
+	if !ch.killsGroup && len(ch.escaped) == 0 || !hostAdoptsOrphans() {
+		return
+	}
+	self := os.Getpid()
+	for {
+		left := false
+		if ch.killsGroup && !ch.reaped.Load() {
+			for _, pid := range hostChildren(self) {
+				if pid == ch.pid || procPgid(pid, self) != ch.pid {
+					continue
+				}
+				if reaped, _, err := waitFor(pid, syscall.WNOHANG); !reaped && err == nil {
+					// Dying, or back in the group since the kill
+					// (setpgid): the pid is the host's child, so its own.
+					unix.Kill(pid, unix.SIGKILL)
+					left = true
+				}
+			}
+		}
+		ch.escaped = slices.DeleteFunc(ch.escaped, func(e escapedProcess) bool {
+			var info unix.Siginfo
+			err := unix.Waitid(unix.P_PIDFD, e.pidfd, &info, unix.WEXITED|unix.WNOHANG, nil)
+			switch {
+			case err == nil && info.Signo == 0, err == unix.EINTR:
+				return false // alive
+			case err == unix.ECHILD && unix.PidfdSendSignal(e.pidfd, 0, nil, 0) != unix.ESRCH:
+				return false // a zombie of a parent that dies
+			}
+			unix.Close(e.pidfd) // reaped, by this call or its parent
+			return true
+		})
+		if !left && len(ch.escaped) == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// watchEscaped opens pidfds of pids, processes that the cgroup is about to
+// kill, for reapAdopted, where the host adopts orphans. inGroup, read after
+// the open, says which are still the call's: a pid that had been reaped and
+// taken by another process before it is dropped.
+func (c *child) watchEscaped(pids []int, inGroup func() []int) {
+	c.escapedMu.Lock()
+	defer c.escapedMu.Unlock()
+	opened := 0
+	for _, pid := range pids {
+		if pid == c.pid || slices.ContainsFunc(c.escaped, func(e escapedProcess) bool { return e.pid == pid }) {
+			continue
+		}
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			c.escaped = append(c.escaped, escapedProcess{pid, fd})
+			opened++
+		}
+	}
+	if opened == 0 {
+		return
+	}
+	still := inGroup()
+	c.escaped = slices.DeleteFunc(c.escaped, func(e escapedProcess) bool {
+		if slices.Contains(still, e.pid) {
+			return false
+		}
+		unix.Close(e.pidfd)
+		return true
+	})
+}
+
+// hostChildren lists this process's children: every thread's, as
+// /proc/self/task/*/children gives them, or, in a kernel without that file
+// (CONFIG_PROC_CHILDREN), every process whose parent is self.
+func hostChildren(self int) []int {
+	var pids []int
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if errors.Is(err, os.ErrNotExist) && task.Name() == strconv.Itoa(self) {
+			return scanChildren(self)
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// scanChildren is hostChildren where the kernel lists no children.
+func scanChildren(self int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && procPgid(pid, self) != 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// procPgid is the process group of pid, as /proc tells, where its parent
+// is parent; 0 otherwise.
+func procPgid(pid, parent int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// After the command's name, which may hold anything: state, ppid, pgrp.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 3 || f[1] != strconv.Itoa(parent) {
+		return 0
+	}
+	pgid, _ := strconv.Atoi(f[2])
+	return pgid
 }
 
 // teardownGrace is how much longer than its deadline reapBy waits for an

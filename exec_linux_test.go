@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -327,4 +328,108 @@ func TestAwaitDrainingAbandonsPipeWithoutDeadline(t *testing.T) {
 	held.Close()
 	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, "out\n", streams[0].capture.String())
+}
+
+const adoptingHostEnv = "SANDBOXEXEC_TEST_ADOPTING_HOST"
+
+// A host that is a child subreaper, or pid 1, inherits the processes the
+// command leaves in its group when it exits, and those the call's cgroup
+// kills outside it: the call reaps what it killed, so that none stays a
+// zombie of the host (found in review: one or two per call). This re-runs
+// the test binary as a subreaper (as root and as nobody, who has no PID
+// namespace), and as the pid 1 of a PID namespace of its own.
+func TestExecAdoptingHostLeavesNoZombies(t *testing.T) {
+	if os.Getenv(adoptingHostEnv) != "" {
+		adoptingHost(t)
+		return
+	}
+	lxRerunUnder(t, adoptingHostEnv, "env")
+	if os.Geteuid() != 0 {
+		return
+	}
+	if exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").Run() == nil {
+		lxRerunUnder(t, adoptingHostEnv, "unshare", "--pid", "--fork", "--mount-proc")
+	}
+	dir, err := os.MkdirTemp("/tmp", "sandboxexec-adopting-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chown(dir, nobody, nobody))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "host.test")
+	copyExecutable(t, exe, bin)
+	host := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	host.Dir = dir
+	host.Env = append(os.Environ(), adoptingHostEnv+"=1", "TMPDIR="+dir)
+	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := host.CombinedOutput()
+	require.NoError(t, err, "as nobody:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+}
+
+func adoptingHost(t *testing.T) {
+	if os.Getpid() != 1 {
+		require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+	}
+	t.Logf("pid %d, uid %d", os.Getpid(), os.Geteuid())
+	type run struct {
+		name    string
+		sandbox SandboxType
+		noPIDNS bool
+	}
+	runs := []run{{"plain", SandboxNone, false}}
+	if ProbeSandbox().Available {
+		runs = append(runs, run{"sandbox", SandboxLinuxSeccomp, false})
+		if os.Geteuid() == 0 {
+			runs = append(runs, run{"sandbox without a PID namespace", SandboxLinuxSeccomp, true})
+		}
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			if r.noPIDNS {
+				lxWithoutPIDNamespace(t)
+			}
+			script := `sleep 60 & sleep 60 & sh -c 'sleep 60 & sleep 60' & echo $!; exit 3`
+			if r.sandbox != SandboxNone && pidfdUsable() {
+				// The cgroup, where there is one, kills what left the group,
+				// and the call reaps it through pidfds.
+				script = `setsid sh -c 'sleep 60 & sleep 60' & ` + script
+			}
+			for i := 0; i < 5; i++ {
+				out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"sh", "-c", script}},
+					r.sandbox, []string{t.TempDir()}, SandboxPolicy{})
+				require.NoError(t, err)
+				assert.Equal(t, 3, out.ExitCode, "%+v", out)
+				assert.Empty(t, zombieChildren(t), "call %d", i)
+			}
+			out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"sh", "-c", "sleep 60 & sleep 60"},
+				TimeoutMs: ptrU64Linux(100)}, r.sandbox, []string{t.TempDir()}, SandboxPolicy{})
+			require.NoError(t, err)
+			assert.True(t, out.TimedOut)
+			assert.Empty(t, zombieChildren(t), "after a timeout")
+		})
+	}
+}
+
+// zombieChildren lists this process's children that are zombies.
+func zombieChildren(t *testing.T) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var zombies []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) > 1 && f[0] == "Z" && f[1] == strconv.Itoa(os.Getpid()) {
+			zombies = append(zombies, pid)
+		}
+	}
+	return zombies
 }

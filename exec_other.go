@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 )
 
 // askPidfd asks for no pidfd: only Linux has them.
@@ -32,6 +33,10 @@ func waitExited(int) bool { return false }
 func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal string, err error) {
 	return awaitDraining(ch, streams, ended)
 }
+
+// reapAdopted is Linux's: no other system has child subreapers, and a
+// host is not the pid 1 of macOS or Windows.
+func reapAdopted(*child, time.Time) {}
 
 // spliceNow is Linux's.
 func spliceNow(int, []byte, *[2]int) (int, error) { return 0, errors.ErrUnsupported }

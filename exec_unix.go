@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,6 +47,7 @@ func startPlain(req *spawnRequest) (*child, error) {
 		return nil, err
 	}
 	c.killAll = func() { killGroup(pid) }
+	c.killsGroup = true
 	return c, nil
 }
 
@@ -118,17 +120,30 @@ func waitCommand(c *child, exited func()) (exitCode int, signal string, err erro
 	unreaped := waitExited(c.pid)
 	if unreaped {
 		exited()
+		reapAdopted(c, time.Now().Add(drainGrace))
 	}
 	ws, err := reap(c.pid)
 	c.reaped.Store(true)
 	if !unreaped {
 		exited()
+		reapAdopted(c, time.Now().Add(drainGrace))
 	}
 	if err != nil {
-		return 0, "", err
+		return 0, "", waitError(err)
 	}
 	exitCode, signal = waitStatus(ws)
 	return exitCode, signal, nil
+}
+
+// waitError says what a failed wait for the command means: ECHILD, that
+// another wait of this process (a wait4(-1) reaper, a SIGCHLD handler's)
+// took the command, and its exit status with it, as it would from os/exec.
+func waitError(err error) error {
+	if errors.Is(err, syscall.ECHILD) {
+		return fmt.Errorf("the command was reaped by another wait of this process "+
+			"(a wait for any child): its exit status is lost: %w", err)
+	}
+	return err
 }
 
 // checkHostWaits refuses a host that ignores SIGCHLD (or sets SA_NOCLDWAIT):

@@ -248,6 +248,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		return nil, err
 	}
 	c.killAll = func() { killGroup(pid) }
+	c.killsGroup = !attr.NewPIDNamespace
 	if attr.NewPIDNamespace {
 		// The namespace dies with its init, the command, so killing that is
 		// killing everything.
@@ -259,6 +260,9 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		// kernel kills the namespace when its init, the command, dies.)
 		c.killAll = func() {
 			killGroup(pid)
+			if hostAdoptsOrphans() {
+				c.watchEscaped(group.Pids(), group.Pids)
+			}
 			group.Kill()
 		}
 	}

@@ -416,6 +416,13 @@ func (g *Group) Empty() bool {
 	return err == nil && strings.TrimSpace(string(b)) == "0"
 }
 
+// Pids lists the processes in the group (not the zombies: cgroup.procs
+// lists none), nil when that cannot be read.
+func (g *Group) Pids() []int {
+	pids, _ := g.pids()
+	return pids
+}
+
 func (g *Group) pids() ([]int, error) {
 	b, err := readRaw(filepath.Join(g.dir, "cgroup.procs"))
 	if err != nil {
