@@ -136,7 +136,7 @@ func await(ch *child, streams [2]*stream, ended func()) (exitCode int, signal st
 		}
 	}()
 	deadline, err := follow(int(ch.pidfd.Fd()), int(ch.killed.Fd()), streams[:], drainGrace, ended)
-	reapAdopted(ch, deadline)
+	reapAdopted(ch, time.Now().Add(drainGrace)) // the drain may have used up the deadline
 	ws, waitErr := reapBy(ch, deadline)
 	returned = true
 	if err = errors.Join(err, waitErr); err != nil {
@@ -296,12 +296,19 @@ func reapAdopted(ch *child, deadline time.Time) {
 	}
 	self := os.Getpid()
 	for {
-		left := false
+		// found: a scan that found none of the group's is the last. One
+		// that reaped some looks again: the host's children are listed
+		// thread by thread, and a process that a reaped one handed its
+		// children to the host as it died may have given them to a
+		// thread listed before (found in review: a zombie left, now and
+		// then, under load).
+		found, left := false, false
 		if ch.killsGroup && !ch.reaped.Load() {
 			for _, pid := range hostChildren(self) {
 				if pid == ch.pid || procPgid(pid, self) != ch.pid {
 					continue
 				}
+				found = true
 				if reaped, _, err := waitFor(pid, syscall.WNOHANG); !reaped && err == nil {
 					// Dying, or back in the group since the kill
 					// (setpgid): the pid is the host's child, so its own.
@@ -322,10 +329,12 @@ func reapAdopted(ch *child, deadline time.Time) {
 			unix.Close(e.pidfd) // reaped, by this call or its parent
 			return true
 		})
-		if !left && len(ch.escaped) == 0 || time.Now().After(deadline) {
+		if !found && len(ch.escaped) == 0 || time.Now().After(deadline) {
 			return
 		}
-		time.Sleep(time.Millisecond)
+		if left || len(ch.escaped) > 0 {
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
 
