@@ -302,8 +302,8 @@ func reapAdopted(ch *child, deadline time.Time) {
 		// children to the host as it died may have given them to a
 		// thread listed before (found in review: a zombie left, now and
 		// then, under load).
-		found, left := false, false
-		if ch.killsGroup && !ch.reaped.Load() {
+		found := false
+		if ch.killsGroup && !ch.reaped.Load() && !reapedElsewhere(ch) {
 			for _, pid := range hostChildren(self) {
 				if pid == ch.pid || procPgid(pid, self) != ch.pid {
 					continue
@@ -313,7 +313,6 @@ func reapAdopted(ch *child, deadline time.Time) {
 					// Dying, or back in the group since the kill
 					// (setpgid): the pid is the host's child, so its own.
 					unix.Kill(pid, unix.SIGKILL)
-					left = true
 				}
 			}
 		}
@@ -332,10 +331,21 @@ func reapAdopted(ch *child, deadline time.Time) {
 		if !found && len(ch.escaped) == 0 || time.Now().After(deadline) {
 			return
 		}
-		if left || len(ch.escaped) > 0 {
-			time.Sleep(time.Millisecond)
-		}
+		time.Sleep(time.Millisecond)
 	}
+}
+
+// reapedElsewhere says the command was reaped by another wait of the host's
+// (a wait for any child): its group's id is then no longer the call's to
+// name processes by. Known only through the pidfd; without one, the call
+// relies on the host not reaping its command (see waitError).
+func reapedElsewhere(ch *child) bool {
+	if ch.pidfd == nil {
+		return false
+	}
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PIDFD, int(ch.pidfd.Fd()), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == unix.ECHILD
 }
 
 // watchEscaped opens pidfds of pids, processes that the cgroup is about to

@@ -433,3 +433,59 @@ func zombieChildren(t *testing.T) []int {
 	}
 	return zombies
 }
+
+const reapingHostEnv = "SANDBOXEXEC_TEST_REAPING_HOST"
+
+// A host that waits for any child (a reaper loop for zombies) races the
+// call for its command's exit status: the call either reports the status,
+// if it reaped the command first, or says that the status is lost, in time,
+// rather than reporting an exit it did not see or waiting for one that is
+// gone. Run as a subreaper, where the call reaps what it killed in the
+// command's group unless the command was reaped elsewhere (see
+// reapedElsewhere).
+func TestHostReapingAnyChild(t *testing.T) {
+	if os.Getenv(reapingHostEnv) == "" {
+		lxRerunUnder(t, reapingHostEnv, "env")
+		return
+	}
+	require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+	sandboxes := []SandboxType{SandboxNone}
+	if ProbeSandbox().Available { // probed before the reaper starts
+		sandboxes = append(sandboxes, SandboxLinuxSeccomp)
+	}
+	stop := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var ws syscall.WaitStatus
+			if _, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); err != nil {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	defer func() { close(stop); <-stopped }()
+	lost := map[SandboxType]int{}
+	for _, st := range sandboxes {
+		for i := 0; i < 10; i++ {
+			start := time.Now()
+			out, err := ProcessExecToolCall(context.Background(),
+				ExecParams{Command: []string{"sh", "-c", "sleep 60 & sleep 0.05; exit 3"}, TimeoutMs: ptrU64Linux(10_000)},
+				st, []string{t.TempDir()}, SandboxPolicy{})
+			assert.Less(t, time.Since(start), 5*time.Second, "%v: the call waited for a status that was gone", st)
+			if err == nil {
+				assert.Equal(t, 3, out.ExitCode, "%v: %+v", st, out)
+				continue
+			}
+			lost[st]++
+			assert.ErrorIs(t, err, syscall.ECHILD, "%v", st)
+			assert.Contains(t, err.Error(), "reaped by another wait", "%v", st)
+		}
+	}
+	t.Logf("statuses lost to the host's wait, of 10: %v", lost)
+}

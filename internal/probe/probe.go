@@ -12,38 +12,62 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"syscall"
 )
 
 // Result is the answer of a check that is made once it has succeeded, or
 // failed for a reason that lasts. Its zero value is ready to use.
 type Result[T any] struct {
-	mu   sync.Mutex
-	done atomic.Bool
+	mu     sync.Mutex
+	done   bool
+	v      T
+	err    error
+	flight *flight[T] // the check under way, if one is
+}
+
+type flight[T any] struct {
+	over chan struct{}
 	v    T
 	err  error
 }
 
 // Get returns the kept answer, or runs check and keeps its answer unless
-// the error is Temporary. Concurrent callers wait for one check.
+// the error is Temporary. Callers that come while a check runs share its
+// answer, a temporary failure included, rather than each running the check
+// again in turn (a check that takes seconds would make the last of many
+// callers wait that many times over).
 func (r *Result[T]) Get(check func() (T, error)) (T, error) {
-	if r.done.Load() {
-		return r.v, r.err
-	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.done.Load() {
+	if r.done {
+		r.mu.Unlock()
 		return r.v, r.err
 	}
-	v, err := check()
-	if err != nil && Temporary(err) {
-		return v, err
+	if f := r.flight; f != nil {
+		r.mu.Unlock()
+		<-f.over
+		return f.v, f.err
 	}
-	r.v, r.err = v, err
-	r.done.Store(true)
-	return v, err
+	f := &flight[T]{over: make(chan struct{})}
+	r.flight = f
+	r.mu.Unlock()
+
+	// Deferred, so that a check that panics leaves no caller waiting: they
+	// get the zero value and errCheckPanicked, and the next asks again.
+	f.err = errCheckPanicked
+	defer func() {
+		r.mu.Lock()
+		if f.err == nil || !Temporary(f.err) && f.err != errCheckPanicked {
+			r.v, r.err, r.done = f.v, f.err, true
+		}
+		r.flight = nil
+		r.mu.Unlock()
+		close(f.over)
+	}()
+	f.v, f.err = check()
+	return f.v, f.err
 }
+
+var errCheckPanicked = errors.New("the check panicked")
 
 // Temporary reports whether err says only that the process or the machine
 // lacked something at the moment (descriptors, memory, processes, time), not

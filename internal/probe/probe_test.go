@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,4 +64,69 @@ func TestTemporary(t *testing.T) {
 	assert.False(t, Temporary(syscall.ENOSYS))
 	assert.False(t, Temporary(errors.New("no pids cgroup controller this process can use")))
 	assert.False(t, Temporary(os.ErrNotExist))
+}
+
+// Callers that come while a check runs wait for it and share its answer,
+// a temporary failure too: a slow check is not run again for each of them
+// in turn (found in review: ten callers of a 100 ms check that failed for
+// now waited up to a second).
+func TestResultSharesACheckUnderWay(t *testing.T) {
+	var r Result[int]
+	var calls atomic.Int32
+	release := make(chan struct{})
+	check := func() (int, error) {
+		calls.Add(1)
+		<-release
+		return 0, syscall.EAGAIN
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := r.Get(check)
+			errs <- err
+		}()
+	}
+	for calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the others queue meanwhile
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.ErrorIs(t, err, syscall.EAGAIN)
+	}
+	assert.Equal(t, int32(1), calls.Load(), "the check ran again for callers that waited for it")
+	// A later caller asks again: the failure was not kept.
+	v, err := r.Get(func() (int, error) { calls.Add(1); return 5, nil })
+	require.NoError(t, err)
+	assert.Equal(t, 5, v)
+}
+
+// A check that panics leaves no other caller waiting, and is not kept.
+func TestResultCheckPanics(t *testing.T) {
+	var r Result[int]
+	started := make(chan struct{})
+	release := make(chan struct{})
+	waiter := make(chan error, 1)
+	go func() {
+		defer func() { recover() }()
+		r.Get(func() (int, error) { close(started); <-release; panic("boom") })
+	}()
+	<-started
+	go func() { _, err := r.Get(func() (int, error) { return 1, nil }); waiter <- err }()
+	time.Sleep(50 * time.Millisecond) // the second caller waits for the first check
+	close(release)
+	select {
+	case err := <-waiter:
+		assert.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a caller still waits for a check that panicked")
+	}
+	v, err := r.Get(func() (int, error) { return 7, nil })
+	require.NoError(t, err)
+	assert.Equal(t, 7, v)
 }
