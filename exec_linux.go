@@ -304,7 +304,7 @@ func reapAdopted(ch *child, deadline time.Time) {
 		// then, under load).
 		found := false
 		if ch.killsGroup && !ch.reaped.Load() && !reapedElsewhere(ch) {
-			for _, pid := range hostChildren(self) {
+			for _, pid := range childrenOf(self) {
 				if pid == ch.pid || procPgid(pid, self) != ch.pid {
 					continue
 				}
@@ -322,7 +322,7 @@ func reapAdopted(ch *child, deadline time.Time) {
 			switch {
 			case err == nil && info.Signo == 0, err == unix.EINTR:
 				return false // alive
-			case err == unix.ECHILD && unix.PidfdSendSignal(e.pidfd, 0, nil, 0) != unix.ESRCH:
+			case err == unix.ECHILD && pidfdHeld(e.pidfd):
 				return false // a zombie of a parent that dies
 			}
 			unix.Close(e.pidfd) // reaped, by this call or its parent
@@ -348,60 +348,94 @@ func reapedElsewhere(ch *child) bool {
 	return err == unix.ECHILD
 }
 
-// watchEscaped opens pidfds of pids, processes that the cgroup is about to
-// kill, for reapAdopted, where the host adopts orphans. inGroup, read after
-// the open, says which are still the call's: a pid that had been reaped and
-// taken by another process before it is dropped.
+// watchEscaped opens pidfds, for reapAdopted, of pids, processes of the
+// call's cgroup that its kill is about to kill (see killAll: each time the
+// kill lists them), and of the children each has, zombies among them: a
+// child that dies, or is killed, with its parent is re-parented to the host
+// as a zombie that no listing shows. inGroup, read after the opens, says
+// which of pids are still the call's: a pid that had been reaped and taken
+// by another process before the open is dropped; a child is kept only if
+// its parent is still the listed process once its pidfd is open.
 func (c *child) watchEscaped(pids []int, inGroup func() []int) {
 	c.escapedMu.Lock()
 	defer c.escapedMu.Unlock()
-	opened := 0
+	var opened []escapedProcess
 	for _, pid := range pids {
-		if pid == c.pid || slices.ContainsFunc(c.escaped, func(e escapedProcess) bool { return e.pid == pid }) {
-			continue
-		}
-		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-			c.escaped = append(c.escaped, escapedProcess{pid, fd})
-			opened++
+		if e, ok := c.openEscaped(pid, opened); ok {
+			opened = append(opened, e)
 		}
 	}
-	if opened == 0 {
+	if len(opened) == 0 {
 		return
 	}
 	still := inGroup()
-	c.escaped = slices.DeleteFunc(c.escaped, func(e escapedProcess) bool {
-		if slices.Contains(still, e.pid) {
-			return false
+	for _, e := range opened {
+		if !slices.Contains(still, e.pid) {
+			unix.Close(e.pidfd)
+			continue
 		}
-		unix.Close(e.pidfd)
-		return true
-	})
+		c.escaped = append(c.escaped, e)
+		for _, pid := range childrenOf(e.pid) {
+			ce, ok := c.openEscaped(pid, opened)
+			if !ok {
+				continue
+			}
+			// The child's parent read once its pidfd is open, both still
+			// unreaped after the read: their pids were theirs throughout.
+			if procPgid(pid, e.pid) != 0 && pidfdHeld(ce.pidfd) && pidfdHeld(e.pidfd) {
+				c.escaped = append(c.escaped, ce)
+			} else {
+				unix.Close(ce.pidfd)
+			}
+		}
+	}
 }
 
-// hostChildren lists this process's children: every thread's, as
-// /proc/self/task/*/children gives them, or, in a kernel without that file
-// (CONFIG_PROC_CHILDREN), every process whose parent is self.
-func hostChildren(self int) []int {
+// openEscaped opens a pidfd of pid unless it is the command or one the
+// call holds already (in c.escaped or opened).
+func (c *child) openEscaped(pid int, opened []escapedProcess) (escapedProcess, bool) {
+	isPid := func(e escapedProcess) bool { return e.pid == pid }
+	if pid == c.pid || slices.ContainsFunc(c.escaped, isPid) || slices.ContainsFunc(opened, isPid) {
+		return escapedProcess{}, false
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return escapedProcess{}, false
+	}
+	return escapedProcess{pid, fd}, true
+}
+
+// pidfdHeld says the process of pidfd has not been reaped (it may have
+// exited): its pid is still its own.
+func pidfdHeld(pidfd int) bool {
+	return unix.PidfdSendSignal(pidfd, 0, nil, 0) != unix.ESRCH
+}
+
+// childrenOf lists the children of pid: every thread's, as
+// /proc/PID/task/*/children gives them, or, in a kernel without that file
+// (CONFIG_PROC_CHILDREN), every process whose parent is pid.
+func childrenOf(pid int) []int {
 	var pids []int
-	tasks, err := os.ReadDir("/proc/self/task")
+	dir := fmt.Sprintf("/proc/%d/task/", pid)
+	tasks, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
 	for _, task := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
-		if errors.Is(err, os.ErrNotExist) && task.Name() == strconv.Itoa(self) {
-			return scanChildren(self)
+		b, err := os.ReadFile(dir + task.Name() + "/children")
+		if errors.Is(err, os.ErrNotExist) && task.Name() == strconv.Itoa(pid) {
+			return scanChildren(pid)
 		}
 		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, pid)
+			if child, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, child)
 			}
 		}
 	}
 	return pids
 }
 
-// scanChildren is hostChildren where the kernel lists no children.
+// scanChildren is childrenOf where the kernel lists no children.
 func scanChildren(self int) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int

@@ -389,14 +389,22 @@ func adoptingHost(t *testing.T) {
 			if r.noPIDNS {
 				lxWithoutPIDNamespace(t)
 			}
-			script := `sleep 60 & sleep 60 & sh -c 'sleep 60 & sleep 60' & echo $!; exit 3`
-			if r.sandbox != SandboxNone && pidfdUsable() {
-				// The cgroup, where there is one, kills what left the group,
-				// and the call reaps it through pidfds.
-				script = `setsid sh -c 'sleep 60 & sleep 60' & ` + script
-			}
-			for i := 0; i < 5; i++ {
-				out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"sh", "-c", script}},
+			script := `sleep 60 & sleep 60 & sh -c 'sleep 60 & sleep 60' & echo $!; `
+			escapes := r.sandbox != SandboxNone && pidfdUsable()
+			for i := 0; i < 6; i++ {
+				s := script + "exit 3"
+				if escapes {
+					// The cgroup, where there is one, kills what left the
+					// group, and the call reaps it through pidfds: processes
+					// that fork as the kill runs (the command exits at once),
+					// and, the command exiting later, a zombie an escaped
+					// process holds (sleep never reaps the true it inherits).
+					s = `setsid sh -c 'sleep 60 & sleep 60' & ` + s
+					if i%2 == 1 {
+						s = `setsid sh -c 'true & exec sleep 60' & ` + script + "sleep 0.3; exit 3"
+					}
+				}
+				out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"sh", "-c", s}},
 					r.sandbox, []string{t.TempDir()}, SandboxPolicy{})
 				require.NoError(t, err)
 				assert.Equal(t, 3, out.ExitCode, "%+v", out)
@@ -429,6 +437,7 @@ func zombieChildren(t *testing.T) []int {
 		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 		if len(f) > 1 && f[0] == "Z" && f[1] == strconv.Itoa(os.Getpid()) {
 			zombies = append(zombies, pid)
+			t.Logf("zombie: %s", stat)
 		}
 	}
 	return zombies

@@ -261,7 +261,11 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		c.killAll = func() {
 			killGroup(pid)
 			if hostAdoptsOrphans() {
-				c.watchEscaped(group.Pids(), group.Pids)
+				// Each process the kill finds is watched before it is
+				// killed, those forked as it runs too (which cgroup.kill
+				// would kill unseen).
+				group.KillEach(func(pids []int) { c.watchEscaped(pids, group.Pids) })
+				return
 			}
 			group.Kill()
 		}

@@ -390,11 +390,24 @@ func (g *Group) Kill() {
 			return
 		}
 	}
+	g.KillEach(nil)
+}
+
+// KillEach is Kill by signals alone, also where cgroup.kill is offered:
+// each time it lists the group's processes it calls seen, if not nil, with
+// them, before it kills them. Every process that lives in the group from
+// the first listing on is seen, unless it ends by itself between two
+// listings: one forked after a listing is alive at the next, where
+// cgroup.kill kills it unlisted.
+func (g *Group) KillEach(seen func(pids []int)) {
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
 		pids, err := g.pids()
 		if err != nil || len(pids) == 0 {
 			return
+		}
+		if seen != nil {
+			seen(pids)
 		}
 		killed := false
 		for _, pid := range pids {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -53,6 +54,46 @@ func TestGroupLimitsAndKills(t *testing.T) {
 	g.Remove()
 	_, err = os.Stat(g.dir)
 	require.True(t, os.IsNotExist(err), "the group's directory is gone")
+}
+
+// KillEach shows every process that lived in the group before it is
+// killed, those forked while the kill runs too: the call reaps them by the
+// pidfds it opens then, on a host that adopts orphans.
+func TestKillEachSeesForksDuringTheKill(t *testing.T) {
+	m := openOrSkip(t)
+	g, err := m.New(512)
+	require.NoError(t, err)
+	defer g.Remove()
+	forked := filepath.Join(t.TempDir(), "forked")
+	// It forks once it is in the group.
+	cmd := exec.Command("sh", "-c", `read go; while :; do sleep 60 & echo $! >>"$1"; done 2>/dev/null`, "sh", forked)
+	start, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	require.NoError(t, os.WriteFile(filepath.Join(g.dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0))
+	start.Write([]byte("\n"))
+	time.Sleep(50 * time.Millisecond) // forking
+
+	seen := map[int]bool{}
+	listings := 0
+	g.KillEach(func(pids []int) {
+		listings++
+		for _, pid := range pids {
+			seen[pid] = true
+		}
+		time.Sleep(5 * time.Millisecond) // as a caller's work on them: forks go on
+	})
+	cmd.Wait()
+	assert.Empty(t, g.Pids(), "a process outlived KillEach")
+	b, err := os.ReadFile(forked)
+	require.NoError(t, err)
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		assert.True(t, seen[pid], "process %d was killed unseen", pid)
+	}
+	t.Logf("%d processes forked, %d listings", len(strings.Fields(string(b))), listings)
 }
 
 func TestForkLimitHolds(t *testing.T) {
