@@ -181,8 +181,11 @@ func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType San
 	if err != nil {
 		return ExecToolCallOutput{}, err
 	}
-	r, err := selectRunner(sandboxType, writableRoots, policy)
+	r, err := selectRunner(ctx, sandboxType, writableRoots, policy)
 	if err != nil {
+		if ctx.Err() != nil { // a check of the sandbox outlasted ctx
+			return ExecToolCallOutput{}, contextError("not started", ctx)
+		}
 		return ExecToolCallOutput{}, err
 	}
 	out, err := execute(ctx, r, req, params, &cfg)
@@ -192,12 +195,12 @@ func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType San
 	return out, err
 }
 
-func selectRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
+func selectRunner(ctx context.Context, t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
 	switch t {
 	case SandboxNone:
 		return plainRunner{}, nil
 	case SandboxMacosSeatbelt, SandboxLinuxSeccomp:
-		return platformRunner(t, writableRoots, policy)
+		return platformRunner(ctx, t, writableRoots, policy)
 	}
 	return nil, fmt.Errorf("sandboxexec: unknown sandbox type %d", int(t))
 }

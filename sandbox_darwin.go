@@ -13,11 +13,11 @@ import (
 
 func platformSandbox() SandboxType { return SandboxMacosSeatbelt }
 
-func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
+func platformRunner(ctx context.Context, t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
 	if t != SandboxMacosSeatbelt {
 		return nil, fmt.Errorf("%w: %v is not available on macOS", ErrSandboxUnavailable, t)
 	}
-	if err := seatbeltUsable(); err != nil {
+	if err := seatbeltUsable(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
 	}
 	r, err := newSeatbeltRunner(writableRoots, policy)
@@ -36,9 +36,9 @@ func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy)
 // failure, and as a denial, on every call. The answer is kept, unless the
 // check could not be made just then (no process or descriptor to be had,
 // or sandbox-exec took longer than seatbeltCheckTime): the next call asks
-// again.
-func seatbeltUsable() error {
-	_, err := seatbeltChecked.Get(func() (struct{}, error) { return struct{}{}, checkSeatbelt() })
+// again. A call waits for the check until ctx is done at most.
+func seatbeltUsable(ctx context.Context) error {
+	_, err := seatbeltChecked.Get(ctx, func() (struct{}, error) { return struct{}{}, checkSeatbelt() })
 	return err
 }
 
@@ -79,7 +79,7 @@ func checkSeatbelt() error {
 
 func probeSandbox() SandboxSupport {
 	s := SandboxSupport{Sandbox: SandboxMacosSeatbelt, Available: true}
-	if err := seatbeltUsable(); err != nil {
+	if err := seatbeltUsable(context.Background()); err != nil {
 		s.Available, s.Detail = false, err.Error()
 	}
 	return s

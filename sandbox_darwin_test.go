@@ -21,7 +21,7 @@ import (
 
 func requireSeatbelt(t *testing.T) {
 	t.Helper()
-	if err := seatbeltUsable(); err != nil {
+	if err := seatbeltUsable(context.Background()); err != nil {
 		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
 			t.Fatalf("SANDBOXEXEC_REQUIRE_SANDBOX=1 but: %v", err)
 		}

@@ -3,6 +3,7 @@
 package sandboxexec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -25,7 +26,7 @@ import (
 
 func platformSandbox() SandboxType { return SandboxLinuxSeccomp }
 
-func platformRunner(t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
+func platformRunner(_ context.Context, t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
 	if t != SandboxLinuxSeccomp {
 		return nil, fmt.Errorf("%w: %v is not available on Linux", ErrSandboxUnavailable, t)
 	}
@@ -343,7 +344,7 @@ var cgroupManager probe.Result[*cgroup.Manager]
 // opened just now (out of descriptors): a call then fails, rather than
 // going without the cgroup that kills what escapes its process group.
 func openCgroups() (*cgroup.Manager, error) {
-	m, err := cgroupManager.Get(cgroup.Open)
+	m, err := cgroupManager.Get(context.Background(), cgroup.Open)
 	if err != nil && !probe.Temporary(err) {
 		return nil, nil
 	}

@@ -3,6 +3,7 @@
 package sandboxexec
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 )
@@ -17,7 +18,7 @@ func platformSandbox() SandboxType {
 	return SandboxNone
 }
 
-func platformRunner(t SandboxType, _ []string, _ SandboxPolicy) (runner, error) {
+func platformRunner(_ context.Context, t SandboxType, _ []string, _ SandboxPolicy) (runner, error) {
 	return nil, fmt.Errorf("%w: %v is not available on %s", ErrSandboxUnavailable, t, unavailableWhy())
 }
 

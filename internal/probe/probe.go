@@ -11,6 +11,7 @@ package probe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"syscall"
 )
@@ -31,32 +32,45 @@ type flight[T any] struct {
 	err  error
 }
 
-// Get returns the kept answer, or runs check and keeps its answer unless
-// the error is Temporary. Callers that come while a check runs share its
-// answer, a temporary failure included, rather than each running the check
-// again in turn (a check that takes seconds would make the last of many
-// callers wait that many times over).
-func (r *Result[T]) Get(check func() (T, error)) (T, error) {
+// Get returns the kept answer, or has check run and keeps its answer
+// unless the error is Temporary. Callers that come while a check runs share
+// its answer, a temporary failure included, rather than each running the
+// check again in turn (a check that takes seconds would make the last of
+// many callers wait that many times over). A caller waits until ctx is
+// done at most, and then gets ctx.Err(): the check runs on, on a goroutine
+// of its own, and its answer is kept for the callers after. A check that
+// panics fails with an error that says so, and is asked again next time.
+func (r *Result[T]) Get(ctx context.Context, check func() (T, error)) (T, error) {
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()
 		return r.v, r.err
 	}
-	if f := r.flight; f != nil {
-		r.mu.Unlock()
-		<-f.over
-		return f.v, f.err
+	f := r.flight
+	if f == nil {
+		f = &flight[T]{over: make(chan struct{})}
+		r.flight = f
+		go r.run(f, check)
 	}
-	f := &flight[T]{over: make(chan struct{})}
-	r.flight = f
 	r.mu.Unlock()
+	select {
+	case <-f.over:
+		return f.v, f.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
 
-	// Deferred, so that a check that panics leaves no caller waiting: they
-	// get the zero value and errCheckPanicked, and the next asks again.
-	f.err = errCheckPanicked
+func (r *Result[T]) run(f *flight[T], check func() (T, error)) {
+	panicked := true
 	defer func() {
+		if panicked {
+			var zero T
+			f.v, f.err = zero, fmt.Errorf("the check panicked: %v", recover())
+		}
 		r.mu.Lock()
-		if f.err == nil || !Temporary(f.err) && f.err != errCheckPanicked {
+		if !panicked && (f.err == nil || !Temporary(f.err)) {
 			r.v, r.err, r.done = f.v, f.err, true
 		}
 		r.flight = nil
@@ -64,10 +78,8 @@ func (r *Result[T]) Get(check func() (T, error)) (T, error) {
 		close(f.over)
 	}()
 	f.v, f.err = check()
-	return f.v, f.err
+	panicked = false
 }
-
-var errCheckPanicked = errors.New("the check panicked")
 
 // Temporary reports whether err says only that the process or the machine
 // lacked something at the moment (descriptors, memory, processes, time), not

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+var bg = context.Background()
+
 func TestResultAsksAgainAfterATemporaryFailure(t *testing.T) {
 	var r Result[int]
 	calls := 0
@@ -23,11 +26,11 @@ func TestResultAsksAgainAfterATemporaryFailure(t *testing.T) {
 		nil,
 	}
 	for i, want := range answers {
-		v, err := r.Get(func() (int, error) { calls++; return calls, answers[calls-1] })
+		v, err := r.Get(bg, func() (int, error) { calls++; return calls, answers[calls-1] })
 		assert.Equal(t, i+1, v)
 		assert.Equal(t, want, err)
 	}
-	v, err := r.Get(func() (int, error) { t.Fatal("asked again after a success"); return 0, nil })
+	v, err := r.Get(bg, func() (int, error) { t.Error("asked again after a success"); return 0, nil })
 	assert.Equal(t, 3, v)
 	require.NoError(t, err)
 }
@@ -35,9 +38,9 @@ func TestResultAsksAgainAfterATemporaryFailure(t *testing.T) {
 func TestResultKeepsALastingFailure(t *testing.T) {
 	var r Result[string]
 	lasting := fmt.Errorf("seccomp: %w", syscall.ENOSYS)
-	_, err := r.Get(func() (string, error) { return "", lasting })
+	_, err := r.Get(bg, func() (string, error) { return "", lasting })
 	require.Equal(t, lasting, err)
-	_, err = r.Get(func() (string, error) { t.Fatal("asked again after a lasting failure"); return "", nil })
+	_, err = r.Get(bg, func() (string, error) { t.Error("asked again after a lasting failure"); return "", nil })
 	require.Equal(t, lasting, err)
 }
 
@@ -49,7 +52,7 @@ func TestResultChecksOnceForConcurrentCallers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, err := r.Get(func() (int, error) { calls++; return 7, nil })
+			v, err := r.Get(bg, func() (int, error) { calls++; return 7, nil })
 			assert.Equal(t, 7, v)
 			assert.NoError(t, err)
 		}()
@@ -85,7 +88,7 @@ func TestResultSharesACheckUnderWay(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := r.Get(check)
+			_, err := r.Get(bg, check)
 			errs <- err
 		}()
 	}
@@ -101,32 +104,53 @@ func TestResultSharesACheckUnderWay(t *testing.T) {
 	}
 	assert.Equal(t, int32(1), calls.Load(), "the check ran again for callers that waited for it")
 	// A later caller asks again: the failure was not kept.
-	v, err := r.Get(func() (int, error) { calls.Add(1); return 5, nil })
+	v, err := r.Get(bg, func() (int, error) { calls.Add(1); return 5, nil })
 	require.NoError(t, err)
 	assert.Equal(t, 5, v)
 }
 
-// A check that panics leaves no other caller waiting, and is not kept.
+// A check that panics fails, for each caller that waits for it, with an
+// error that says so; it is not kept.
 func TestResultCheckPanics(t *testing.T) {
 	var r Result[int]
 	started := make(chan struct{})
 	release := make(chan struct{})
-	waiter := make(chan error, 1)
+	errs := make(chan error, 2)
 	go func() {
-		defer func() { recover() }()
-		r.Get(func() (int, error) { close(started); <-release; panic("boom") })
+		_, err := r.Get(bg, func() (int, error) { close(started); <-release; panic("boom") })
+		errs <- err
 	}()
 	<-started
-	go func() { _, err := r.Get(func() (int, error) { return 1, nil }); waiter <- err }()
+	go func() { _, err := r.Get(bg, func() (int, error) { return 1, nil }); errs <- err }()
 	time.Sleep(50 * time.Millisecond) // the second caller waits for the first check
 	close(release)
-	select {
-	case err := <-waiter:
-		assert.Error(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("a caller still waits for a check that panicked")
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-errs:
+			assert.ErrorContains(t, err, "the check panicked: boom")
+		case <-time.After(5 * time.Second):
+			t.Fatal("a caller still waits for a check that panicked")
+		}
 	}
-	v, err := r.Get(func() (int, error) { return 7, nil })
+	v, err := r.Get(bg, func() (int, error) { return 7, nil })
 	require.NoError(t, err)
 	assert.Equal(t, 7, v)
+}
+
+// A caller waits for a check no longer than its context allows (found in
+// review: a call with a 100 ms deadline waited out a sandbox-exec check of
+// up to ten seconds); the check's answer is kept for the callers after.
+func TestResultWaitBoundedByContext(t *testing.T) {
+	var r Result[int]
+	release := make(chan struct{})
+	ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := r.Get(ctx, func() (int, error) { <-release; return 9, nil })
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	close(release)
+	v, err := r.Get(bg, func() (int, error) { t.Error("asked again: the check under way was dropped"); return 0, nil })
+	require.NoError(t, err)
+	assert.Equal(t, 9, v)
 }

@@ -10,6 +10,7 @@
 package seccomp
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -122,7 +123,7 @@ func Program(denyNetwork bool) ([]byte, error) {
 	if denyNetwork {
 		i = 1
 	}
-	return programs[i].Get(func() ([]byte, error) { return compile(denyNetwork) })
+	return programs[i].Get(context.Background(), func() ([]byte, error) { return compile(denyNetwork) })
 }
 
 // Available reports whether this kernel and libseccomp can build and load
