@@ -402,10 +402,12 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 			defer killMu.Unlock()
 			if reason == reasonNone {
 				reason = why
-				ch.killAll()
+				// The drain grace starts now, not once the kill is done:
+				// a cgroup's kill can take a while.
 				if ch.killed != nil {
 					ch.killed.Write([]byte{1, 0, 0, 0, 0, 0, 0, 0}) // eventfd: add 1 (or 1<<56)
 				}
+				ch.killAll()
 			}
 		}
 	}

@@ -260,14 +260,17 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		// namespace it is what kills a setsid'd descendant. (With one, the
 		// kernel kills the namespace when its init, the command, dies.)
 		c.killAll = func() {
-			killGroup(pid)
 			if hostAdoptsOrphans() {
 				// Each process the kill finds is watched before it is
 				// killed, those forked as it runs too (which cgroup.kill
-				// would kill unseen).
+				// would kill unseen), and the group's members with them:
+				// the zombies a member holds are handed to the host when
+				// it dies, whatever their group.
 				group.KillEach(func(pids []int) { c.watchEscaped(pids, group.Pids) })
+				killGroup(pid)
 				return
 			}
+			killGroup(pid)
 			group.Kill()
 		}
 	}

@@ -73,7 +73,11 @@ func TestKillEachSeesForksDuringTheKill(t *testing.T) {
 	defer cmd.Process.Kill()
 	require.NoError(t, os.WriteFile(filepath.Join(g.dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0))
 	start.Write([]byte("\n"))
-	time.Sleep(50 * time.Millisecond) // forking
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(forked); len(strings.Fields(string(b))) >= 5 {
+			break // forking
+		}
+	}
 
 	seen := map[int]bool{}
 	listings := 0

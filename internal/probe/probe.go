@@ -67,7 +67,7 @@ func (r *Result[T]) run(f *flight[T], check func() (T, error)) {
 	defer func() {
 		if panicked {
 			var zero T
-			f.v, f.err = zero, fmt.Errorf("the check panicked: %v", recover())
+			f.v, f.err = zero, fmt.Errorf("%w: %v", errCheckPanicked, recover())
 		}
 		r.mu.Lock()
 		if !panicked && (f.err == nil || !Temporary(f.err)) {
@@ -81,13 +81,17 @@ func (r *Result[T]) run(f *flight[T], check func() (T, error)) {
 	panicked = false
 }
 
+// errCheckPanicked is Temporary: the answer is not one the system gave, so
+// a caller fails for now rather than go without what the check looks for.
+var errCheckPanicked = errors.New("the check panicked")
+
 // Temporary reports whether err says only that the process or the machine
 // lacked something at the moment (descriptors, memory, processes, time), not
 // what the system can do.
 func Temporary(err error) bool {
 	for _, e := range []error{
 		syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENOBUFS,
-		syscall.EAGAIN, syscall.EINTR, context.DeadlineExceeded,
+		syscall.EAGAIN, syscall.EINTR, context.DeadlineExceeded, errCheckPanicked,
 	} {
 		if errors.Is(err, e) {
 			return true

@@ -82,20 +82,20 @@ func TestResultSharesACheckUnderWay(t *testing.T) {
 		<-release
 		return 0, syscall.EAGAIN
 	}
-	var wg sync.WaitGroup
+	var wg, calling sync.WaitGroup
 	errs := make(chan error, 10)
 	for i := 0; i < 10; i++ {
 		wg.Add(1)
+		calling.Add(1)
 		go func() {
 			defer wg.Done()
+			calling.Done()
 			_, err := r.Get(bg, check)
 			errs <- err
 		}()
 	}
-	for calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // the others queue meanwhile
+	calling.Wait()
+	time.Sleep(100 * time.Millisecond) // from calling.Done to the wait in Get
 	close(release)
 	wg.Wait()
 	close(errs)
@@ -110,7 +110,7 @@ func TestResultSharesACheckUnderWay(t *testing.T) {
 }
 
 // A check that panics fails, for each caller that waits for it, with an
-// error that says so; it is not kept.
+// error that says so, Temporary; it is not kept.
 func TestResultCheckPanics(t *testing.T) {
 	var r Result[int]
 	started := make(chan struct{})
@@ -128,6 +128,7 @@ func TestResultCheckPanics(t *testing.T) {
 		select {
 		case err := <-errs:
 			assert.ErrorContains(t, err, "the check panicked: boom")
+			assert.True(t, Temporary(err), "a caller would go without what the check looks for")
 		case <-time.After(5 * time.Second):
 			t.Fatal("a caller still waits for a check that panicked")
 		}
