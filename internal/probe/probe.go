@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -20,7 +21,7 @@ import (
 // failed for a reason that lasts. Its zero value is ready to use.
 type Result[T any] struct {
 	mu     sync.Mutex
-	done   bool
+	done   atomic.Bool // v and err are set, and stay so; read first without mu
 	v      T
 	err    error
 	flight *flight[T] // the check under way, if one is
@@ -41,8 +42,11 @@ type flight[T any] struct {
 // of its own, and its answer is kept for the callers after. A check that
 // panics fails with an error that says so, and is asked again next time.
 func (r *Result[T]) Get(ctx context.Context, check func() (T, error)) (T, error) {
+	if r.done.Load() { // each call of the sandbox asks: no lock then
+		return r.v, r.err
+	}
 	r.mu.Lock()
-	if r.done {
+	if r.done.Load() {
 		r.mu.Unlock()
 		return r.v, r.err
 	}
@@ -71,7 +75,8 @@ func (r *Result[T]) run(f *flight[T], check func() (T, error)) {
 		}
 		r.mu.Lock()
 		if !panicked && (f.err == nil || !Temporary(f.err)) {
-			r.v, r.err, r.done = f.v, f.err, true
+			r.v, r.err = f.v, f.err
+			r.done.Store(true)
 		}
 		r.flight = nil
 		r.mu.Unlock()
