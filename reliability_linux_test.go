@@ -560,6 +560,15 @@ func TestReliabilityForkBomb(t *testing.T) {
 		lxWithoutPIDNamespace(t)
 		bomb(t)
 	})
+	// A host that adopts orphans watches each process before the cgroup's
+	// kill reaches it: the bomb must die all the same.
+	t.Run("limit 64, no PID namespace, adopting host", func(t *testing.T) {
+		lxWithoutPIDNamespace(t)
+		require.NoError(t, unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+		t.Cleanup(func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) })
+		bomb(t)
+		assert.Empty(t, zombieChildren(t), "the host is left zombies")
+	})
 
 	t.Run("pids.max of the call", func(t *testing.T) {
 		// The command finds its own cgroup and reads its limit.
