@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -335,8 +337,41 @@ func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
 	if r.policy.MaxAddressSpace > 0 {
 		add(unix.RLIMIT_AS, uint64(r.policy.MaxAddressSpace))
 	}
+	if soft, hard, ok := hostNofileBeforeGo(); ok {
+		rl = append(rl, linuxspawn.Rlimit{Resource: unix.RLIMIT_NOFILE, Cur: soft, Max: hard})
+	}
 	return rl
 }
+
+// hostNofileBeforeGo gives the RLIMIT_NOFILE this process started with,
+// where Go may have raised its soft limit at start (to the hard limit, or,
+// since Go 1.23 or so, to one less: go.dev/issue/46279). Go gives that limit back to the children
+// os/exec starts, as the plain runner's; a sandboxed command, started
+// without it, would keep the raised one, and a program that sizes a table
+// by the limit, or loops over every descriptor it allows, or uses select,
+// would run differently than it does unsandboxed. Go keeps the original to
+// itself: a process os/exec starts tells it, once.
+func hostNofileBeforeGo() (soft, hard uint64, ok bool) {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Max == 0 || lim.Max == unix.RLIM_INFINITY || lim.Cur < lim.Max-1 {
+		return 0, 0, false
+	}
+	soft, err := nofileBeforeGo.Get(context.Background(), func() (uint64, error) {
+		out, err := exec.Command("/bin/sh", "-c", "ulimit -Sn").Output()
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseUint(strings.TrimSpace(string(out)), 10, 64)
+	})
+	if err != nil || soft >= lim.Cur {
+		// No shell, or Go gave os/exec nothing back (the host set the
+		// limit itself, or another process did through prlimit).
+		return 0, 0, false
+	}
+	return soft, lim.Max, true
+}
+
+var nofileBeforeGo probe.Result[uint64]
 
 // cgroupManager is the pids cgroup manager, opened by the first call that
 // can open it, or found not to be had.

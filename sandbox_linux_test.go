@@ -1103,6 +1103,39 @@ attempt("write_tty", lambda: os.close(os.open("/dev/tty", os.O_WRONLY)))
 	}
 }
 
+const lxNofileEnv = "SANDBOXEXEC_TEST_NOFILE"
+
+// Go raises this process's soft RLIMIT_NOFILE at start and gives os/exec
+// children the original back; a sandboxed command gets it back too, as a
+// plain one does (found in review: it kept the raised limit). Re-run with
+// a soft limit below the hard one (1024 where the hard one allows), as a
+// host whose service manager set them.
+func TestLinuxOpenFileLimitAsStarted(t *testing.T) {
+	requireSandbox(t)
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_NOFILE, &lim))
+	if os.Getenv(lxNofileEnv) == "" {
+		if _, err := exec.LookPath("prlimit"); err != nil {
+			t.Skip("prlimit (util-linux) is not installed")
+		}
+		if lim.Max < 64 || lim.Max == unix.RLIM_INFINITY {
+			t.Skipf("the hard limit, %d, leaves no room below it", lim.Max)
+		}
+		// A soft limit below the hard one is all this may set: raising
+		// the hard one takes CAP_SYS_RESOURCE.
+		lxRerunUnder(t, lxNofileEnv, "prlimit", fmt.Sprintf("--nofile=%d:%d", min(1024, lim.Max/2), lim.Max))
+		return
+	}
+	want := fmt.Sprintf("%d\n%d\n", min(1024, lim.Max/2), lim.Max)
+	require.GreaterOrEqual(t, lim.Cur, lim.Max-1, "Go raised this process's limit (else this tests nothing)")
+	for _, st := range []SandboxType{SandboxNone, SandboxLinuxSeccomp} {
+		out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: lxSh(`ulimit -Sn; ulimit -Hn`)},
+			st, []string{t.TempDir()}, SandboxPolicy{})
+		lxRequireOK(t, out, err)
+		assert.Equal(t, want, out.Stdout, "%v", st)
+	}
+}
+
 // No core dump: where core_pattern pipes dumps to a helper, the helper runs
 // as root outside the sandbox and writes outside the roots. The limit is 1
 // byte, which the command cannot raise; where core_pattern names a file in
