@@ -357,7 +357,12 @@ func hostNofileBeforeGo() (soft, hard uint64, ok bool) {
 		return 0, 0, false
 	}
 	soft, err := nofileBeforeGo.Get(context.Background(), func() (uint64, error) {
-		out, err := exec.Command("/bin/sh", "-c", "ulimit -Sn").Output()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "/bin/sh", "-c", "ulimit -Sn").Output()
+		if ctx.Err() != nil {
+			return 0, ctx.Err() // Temporary: asked again by a later call
+		}
 		if err != nil {
 			return 0, err
 		}
