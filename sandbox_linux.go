@@ -345,9 +345,9 @@ func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
 
 // hostNofileBeforeGo gives the RLIMIT_NOFILE this process started with,
 // where Go may have raised its soft limit at start (to the hard limit, or,
-// since Go 1.23 or so, to one less: go.dev/issue/46279). Go gives that limit back to the children
-// os/exec starts, as the plain runner's; a sandboxed command, started
-// without it, would keep the raised one, and a program that sizes a table
+// in newer releases, to one less: go.dev/issue/46279). Go gives that limit
+// back to the children os/exec starts, as the plain runner's; a sandboxed
+// command, started without it, would keep the raised one, and a program that sizes a table
 // by the limit, or loops over every descriptor it allows, or uses select,
 // would run differently than it does unsandboxed. Go keeps the original to
 // itself: a process os/exec starts tells it, once.
