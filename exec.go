@@ -83,6 +83,10 @@ type ExecToolCallOutput struct {
 	// StdoutBytes and StderrBytes count every byte the streams carried.
 	StdoutBytes int64 `json:"stdout_bytes"`
 	StderrBytes int64 `json:"stderr_bytes"`
+	// DeniedHosts lists the "host:port" destinations the proxy refused, once
+	// each, in order of first attempt; nil when none was refused (see
+	// SandboxPolicy.AllowedDomains).
+	DeniedHosts []string `json:"denied_hosts,omitempty"`
 }
 
 type outputJSON ExecToolCallOutput
@@ -198,6 +202,11 @@ func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType San
 func selectRunner(ctx context.Context, t SandboxType, writableRoots []string, policy SandboxPolicy) (runner, error) {
 	switch t {
 	case SandboxNone:
+		if len(policy.AllowedDomains) > 0 {
+			// The plain runner has no way to hold the command to the
+			// proxy: never a silent run with the whole network.
+			return nil, fmt.Errorf("%w: AllowedDomains needs a sandbox that confines the network; %v has none", ErrSandboxUnavailable, t)
+		}
 		return plainRunner{}, nil
 	case SandboxMacosSeatbelt, SandboxLinuxSeccomp:
 		return platformRunner(ctx, t, writableRoots, policy)

@@ -251,6 +251,30 @@ type SandboxPolicy struct {
 	// MaxAddressSpace caps each process's virtual memory in bytes
 	// (RLIMIT_AS; an allocation past it fails).
 	MaxAddressSpace int64
+
+	// ReadOnlySubpaths are names, relative to each writable root, that stay
+	// read-only: nil means DefaultReadOnlySubpaths(); an empty non-nil slice
+	// protects nothing (so that, say, `git commit` can work). Only the top
+	// of each root is looked at, and a name that does not exist there is
+	// neither protected nor created. A ".git" file (a worktree's, a
+	// submodule's) protects the git directory it names too. A name that is
+	// empty, ".", "..", or holds a path separator is an error.
+	ReadOnlySubpaths []string
+	// DenyRead are absolute paths, files or directories, that the command can
+	// neither read, list, execute nor write, whatever the other fields say:
+	// a directory reads as empty, a file as empty, and writes to either fail
+	// with EROFS. Symlinks are resolved, and paths that do not exist are
+	// ignored; a relative or empty path is an error.
+	DenyRead []string
+
+	// AllowedDomains, when non-empty and NetworkAccess is false, lets the
+	// command reach these hosts, and no others, through a proxy that the call
+	// runs in-process. "example.com" matches that name only; "*.example.com"
+	// matches its subdomains at any depth, not example.com itself. Matching
+	// ignores case and a trailing dot; names are IDNA-normalized. An IP
+	// literal, a port, a scheme, a path or an empty pattern is an error, and
+	// so is NetworkAccess set as well.
+	AllowedDomains []string
 }
 
 // check refuses a policy no runner could apply; every sandbox type checks,
@@ -269,7 +293,10 @@ func (p SandboxPolicy) check() error {
 			return fmt.Errorf("sandboxexec: policy: %s must not be negative, got %d", limit.name, limit.value)
 		}
 	}
-	return nil
+	if err := p.checkFilesystemPolicy(); err != nil {
+		return err
+	}
+	return p.checkNetworkPolicy()
 }
 
 // DefaultMaxProcesses is the process limit of a sandboxed call whose policy

@@ -29,6 +29,14 @@ type SandboxSupport struct {
 	// CAP_SYS_ADMIN). A mounted mqueue filesystem (/dev/mqueue) still lets
 	// it open the host's queues for reading, and so take their messages.
 	IPCNamespace bool
+	// MountNamespace says a call can get a mount namespace of its own
+	// (Linux: as root, or through a user namespace), which ReadOnlySubpaths
+	// and DenyRead need, and which keeps a root command from changing
+	// anything outside the writable roots, metadata included.
+	MountNamespace bool
+	// NetworkNamespace says a call can get a network namespace of its own
+	// (Linux), which AllowedDomains needs.
+	NetworkNamespace bool
 	// Detail says what is missing, when anything is.
 	Detail string
 }

@@ -1,0 +1,216 @@
+package sandboxexec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// DefaultReadOnlySubpaths returns a new slice of the names that stay
+// read-only inside every writable root when SandboxPolicy.ReadOnlySubpaths is
+// nil: the metadata of Git, Mercurial and Subversion, whose hooks and
+// configuration the host's own tools run later, outside any sandbox.
+func DefaultReadOnlySubpaths() []string { return []string{".git", ".hg", ".svn"} }
+
+// readOnlySubpaths is the policy's list, defaulted.
+func (p SandboxPolicy) readOnlySubpaths() []string {
+	if p.ReadOnlySubpaths == nil {
+		return DefaultReadOnlySubpaths()
+	}
+	return p.ReadOnlySubpaths
+}
+
+// checkFilesystemPolicy refuses names and paths no runner could apply.
+func (p SandboxPolicy) checkFilesystemPolicy() error {
+	for _, name := range p.ReadOnlySubpaths {
+		if err := checkSubpathName(name); err != nil {
+			return err
+		}
+	}
+	for _, path := range p.DenyRead {
+		if err := checkDenyReadPath(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkSubpathName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("sandboxexec: policy: ReadOnlySubpaths has an empty name")
+	case strings.IndexByte(name, 0) >= 0:
+		return fmt.Errorf("sandboxexec: policy: ReadOnlySubpaths name %q contains a NUL byte", strings.SplitN(name, "\x00", 2)[0])
+	case filepath.IsAbs(name) || strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("sandboxexec: policy: ReadOnlySubpaths name %q must be one name inside a root, without a path separator", name)
+	case name == "." || name == "..":
+		return fmt.Errorf("sandboxexec: policy: ReadOnlySubpaths name %q does not name an entry inside a root", name)
+	}
+	return nil
+}
+
+func checkDenyReadPath(path string) error {
+	switch {
+	case path == "":
+		return errors.New("sandboxexec: policy: DenyRead has an empty path")
+	case strings.IndexByte(path, 0) >= 0:
+		return fmt.Errorf("sandboxexec: policy: DenyRead path %q contains a NUL byte", strings.SplitN(path, "\x00", 2)[0])
+	case !filepath.IsAbs(path):
+		return fmt.Errorf("sandboxexec: policy: DenyRead path %q is not an absolute path", path)
+	}
+	return nil
+}
+
+// fsMasks are the paths a runner protects, all canonical and existing at the
+// time they were resolved: ReadOnly are made read-only (directories or
+// files), DenyDirs and DenyFiles unreadable.
+type fsMasks struct {
+	ReadOnly  []string
+	DenyDirs  []string
+	DenyFiles []string
+}
+
+func (m fsMasks) empty() bool {
+	return len(m.ReadOnly) == 0 && len(m.DenyDirs) == 0 && len(m.DenyFiles) == 0
+}
+
+// resolveMasks finds what the policy protects under the canonical roots:
+// for each root R and name N, R/N when it exists (not followed if it is a
+// symlink: that is an error, since the link itself could be replaced), and,
+// where R/N is a file of the form "gitdir: DIR" (a worktree's or a
+// submodule's .git), DIR and the common directory it names; and each DenyRead
+// path that exists, resolved. Nothing is created.
+func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
+	var m fsMasks
+	seen := map[string]bool{}
+	addRO := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			m.ReadOnly = append(m.ReadOnly, p)
+		}
+	}
+	for _, root := range roots {
+		for _, name := range policy.readOnlySubpaths() {
+			p := filepath.Join(root, name)
+			fi, err := os.Lstat(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return fsMasks{}, fmt.Errorf("sandboxexec: read-only subpath: %w", err)
+			}
+			switch {
+			case fi.Mode()&fs.ModeSymlink != 0:
+				return fsMasks{}, fmt.Errorf("sandboxexec: read-only subpath %s is a symlink, which the command "+
+					"could replace: make it a directory, or leave %q out of ReadOnlySubpaths", p, name)
+			case fi.IsDir():
+				addRO(p)
+			case fi.Mode().IsRegular():
+				addRO(p)
+				dirs, err := gitdirOf(p)
+				if err != nil {
+					return fsMasks{}, err
+				}
+				for _, d := range dirs {
+					addRO(d)
+				}
+			default:
+				addRO(p)
+			}
+		}
+	}
+	denied := map[string]bool{}
+	for _, path := range policy.DenyRead {
+		real, err := resolvePath(path, func(string, string) {})
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			continue
+		}
+		if err != nil {
+			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead: %w", err)
+		}
+		if real == string(filepath.Separator) {
+			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead path %q is the root directory: it would deny everything", path)
+		}
+		if denied[real] {
+			continue
+		}
+		denied[real] = true
+		fi, err := os.Stat(real)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead: %w", err)
+		}
+		if fi.IsDir() {
+			m.DenyDirs = append(m.DenyDirs, real)
+		} else {
+			m.DenyFiles = append(m.DenyFiles, real)
+		}
+	}
+	// Parents before children: a mount over a directory would hide one
+	// made below it before.
+	for _, s := range [][]string{m.ReadOnly, m.DenyDirs, m.DenyFiles} {
+		slices.SortFunc(s, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	}
+	return m, nil
+}
+
+// gitdirOf reads a ".git" file ("gitdir: DIR", written by git worktree add
+// and by submodules) and returns DIR, resolved, and the common directory
+// DIR/commondir names, which holds the hooks and the configuration; none
+// when the file says something else or names nothing that exists.
+func gitdirOf(file string) ([]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("sandboxexec: read-only subpath: %w", err)
+	}
+	defer f.Close()
+	head, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return nil, fmt.Errorf("sandboxexec: read-only subpath: %w", err)
+	}
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	dir := resolveFrom(filepath.Dir(file), strings.TrimSpace(target))
+	if dir == "" {
+		return nil, nil
+	}
+	out = append(out, dir)
+	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil && len(b) < 4096 {
+		if common := resolveFrom(dir, strings.TrimSpace(string(b))); common != "" && common != dir {
+			out = append(out, common)
+		}
+	}
+	return out, nil
+}
+
+// resolveFrom resolves p, relative to base where it is not absolute, to an
+// existing directory, or "".
+func resolveFrom(base, p string) string {
+	if p == "" || strings.IndexByte(p, 0) >= 0 {
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	real, err := resolvePath(p, func(string, string) {})
+	if err != nil {
+		return ""
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return real
+}
