@@ -75,6 +75,9 @@ type fsMasks struct {
 	ReadOnly  []string
 	DenyDirs  []string
 	DenyFiles []string
+	// found is what each path named when it was resolved: a runner that
+	// mounts on it later checks it still names that.
+	found map[string]fs.FileInfo
 }
 
 func (m fsMasks) empty() bool {
@@ -88,11 +91,10 @@ func (m fsMasks) empty() bool {
 // submodule's .git), DIR and the common directory it names; and each DenyRead
 // path that exists, resolved. Nothing is created.
 func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
-	var m fsMasks
-	seen := map[string]bool{}
-	addRO := func(p string) {
-		if !seen[p] {
-			seen[p] = true
+	m := fsMasks{found: map[string]fs.FileInfo{}}
+	addRO := func(p string, fi fs.FileInfo) {
+		if _, dup := m.found[p]; !dup {
+			m.found[p] = fi
 			m.ReadOnly = append(m.ReadOnly, p)
 		}
 	}
@@ -110,19 +112,19 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 			case fi.Mode()&fs.ModeSymlink != 0:
 				return fsMasks{}, fmt.Errorf("sandboxexec: read-only subpath %s is a symlink, which the command "+
 					"could replace: make it a directory, or leave %q out of ReadOnlySubpaths", p, name)
-			case fi.IsDir():
-				addRO(p)
 			case fi.Mode().IsRegular():
-				addRO(p)
+				addRO(p, fi)
 				dirs, err := gitdirOf(p)
 				if err != nil {
 					return fsMasks{}, err
 				}
 				for _, d := range dirs {
-					addRO(d)
+					if dfi, err := os.Lstat(d); err == nil {
+						addRO(d, dfi)
+					}
 				}
 			default:
-				addRO(p)
+				addRO(p, fi)
 			}
 		}
 	}
@@ -138,17 +140,18 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 		if real == string(filepath.Separator) {
 			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead path %q is the root directory: it would deny everything", path)
 		}
-		if denied[real] {
-			continue
-		}
-		denied[real] = true
-		fi, err := os.Stat(real)
+		fi, err := os.Lstat(real)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead: %w", err)
 		}
+		if denied[real] {
+			continue
+		}
+		denied[real] = true
+		m.found[real] = fi
 		if fi.IsDir() {
 			m.DenyDirs = append(m.DenyDirs, real)
 		} else {

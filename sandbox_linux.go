@@ -36,7 +36,11 @@ func platformRunner(_ context.Context, t SandboxType, writableRoots []string, po
 	if err != nil {
 		return nil, err
 	}
-	r := &linuxRunner{roots: roots, policy: policy}
+	masks, err := resolveMasks(roots, policy)
+	if err != nil {
+		return nil, err
+	}
+	r := &linuxRunner{roots: roots, policy: policy, masks: masks}
 	if err := r.checkKernel(); err != nil {
 		return nil, err
 	}
@@ -50,8 +54,12 @@ func platformRunner(_ context.Context, t SandboxType, writableRoots []string, po
 type linuxRunner struct {
 	roots  []string
 	policy SandboxPolicy
+	masks  fsMasks
 	abi    int    // Landlock ABI to use; 0 for none (best effort only)
 	bpf    []byte // nil for none (best effort only)
+	// bpfHead and bpfTail are bpf split for a child that sets up a mount
+	// namespace (see seccomp.Split); nil where bpf is.
+	bpfHead, bpfTail []byte
 }
 
 // kernelLandlockABI is probed once; forcedLandlockABI, when not -1, replaces
@@ -82,6 +90,9 @@ func (r *linuxRunner) checkKernel() error {
 		r.abi = abi
 	}
 	bpf, seccompErr := seccomp.Program(!r.policy.NetworkAccess)
+	if seccompErr == nil {
+		r.bpfHead, r.bpfTail, seccompErr = seccomp.Split(!r.policy.NetworkAccess)
+	}
 	if seccompErr == nil {
 		r.bpf = bpf
 	}
@@ -218,6 +229,22 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	}
 	for i, f := range req.stdio {
 		attr.Stdio[i] = int(f.Fd())
+	}
+	if attr.Mounts, err = r.mounts(tmp); err != nil {
+		return nil, err
+	}
+	if attr.Mounts != nil && r.bpf != nil {
+		attr.SeccompFilter, attr.SeccompTailFilter = r.bpfHead, r.bpfTail
+	}
+	if attr.Mounts != nil && attr.Mounts.UserNamespace {
+		// PID and IPC namespaces stay for hosts with CAP_SYS_ADMIN, as
+		// ProbeSandbox says, though the user namespace would allow them.
+		attr.NewPIDNamespace, attr.NewIPCNamespace = false, false
+		if os.Geteuid() != 0 {
+			// The command's uid is not 0 in its user namespace: execve
+			// leaves it no capability, and none is kept before.
+			attr.KeepCapabilities = 0
+		}
 	}
 	group, err := r.newCgroup()
 	if err != nil {
@@ -466,6 +493,14 @@ func spawnError(req *spawnRequest, err error) error {
 		return fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "exec", Path: req.path, Err: stage.Err})
 	case "chdir":
 		return fmt.Errorf("sandboxexec: workdir: %w", &os.PathError{Op: "chdir", Path: req.dir, Err: stage.Err})
+	case "mount":
+		if errors.Is(stage.Err, syscall.ESTALE) {
+			return fmt.Errorf("%w: %s changed while the call was set up (replaced, or made a symlink): not mounted on",
+				ErrSandboxUnavailable, stage.Path)
+		}
+		return fmt.Errorf("%w: mount namespace: %v", ErrSandboxUnavailable, stage)
+	case "userns":
+		return fmt.Errorf("%w: user namespace: %v", ErrSandboxUnavailable, stage)
 	case "close_range", "cgroup", "setrlimit", "pdeathsig", "scheduling", "no_new_privs", "landlock_restrict_self", "capabilities", "seccomp":
 		return fmt.Errorf("%w: %s failed in the child: %v", ErrSandboxUnavailable, stage.Stage, stage.Err)
 	}
@@ -501,6 +536,7 @@ func probeSandbox() SandboxSupport {
 	admin := hasSysAdmin()
 	s.PIDNamespace = admin && !pidNamespaceRefused.Load()
 	s.IPCNamespace = admin && !ipcNamespaceRefused.Load()
+	s.MountNamespace = mountNamespaceSupported()
 	s.Available = len(missing) == 0
 	s.Detail = strings.Join(missing, "; ")
 	return s

@@ -230,7 +230,7 @@ func TestRunDeniedWrite(t *testing.T) {
 	r := runCLI(t, "", "-sandbox", "auto", "-w", root, "--",
 		"sh", "-c", "echo in > "+filepath.Join(root, "f")+" && echo out > "+filepath.Join(outside, "f"))
 	assert.Equal(t, 2, r.code, "stderr: %s", r.stderr)
-	assert.Regexp(t, "Permission denied|Operation not permitted", r.stderr) // Landlock, Seatbelt
+	assert.Regexp(t, "Permission denied|Operation not permitted|Read-only file system", r.stderr) // Landlock, Seatbelt, a read-only mount
 	assert.Contains(t, r.stderr, "sandbox likely refused the command an action")
 	assert.FileExists(t, filepath.Join(root, "f"))
 	assert.NoFileExists(t, filepath.Join(outside, "f"))

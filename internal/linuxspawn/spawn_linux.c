@@ -181,9 +181,38 @@ static void drop_capabilities(struct ls_req *r) {
 		fail(r, LS_STAGE_CAPABILITIES, errno);
 }
 
+// write_file writes s to path, a file of /proc/self, and returns 0 or an
+// errno.
+static int write_file(const char *path, const char *s) {
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n, len = (ssize_t)strlen(s);
+	if (fd < 0)
+		return errno;
+	do {
+		n = write(fd, s, (size_t)len);
+	} while (n < 0 && errno == EINTR);
+	int err = n == len ? 0 : n < 0 ? errno : EIO;
+	close(fd);
+	return err;
+}
+
+int ls_setup_mounts(struct ls_req *r);
+
 static int child_main(void *arg) {
 	struct ls_req *r = arg;
 	int i, err;
+
+	// A user namespace of the child's own maps only the host's uid and
+	// gid, which the command keeps; the capabilities it gives the child
+	// over its namespaces are for the mounts below, and do not survive the
+	// execve of a command whose uid is not 0 (nor, for root, the drop
+	// below). setgroups must be refused before an unprivileged gid_map.
+	if (r->new_userns) {
+		if ((err = write_file("/proc/self/setgroups", "deny")) != 0 ||
+		    (err = write_file("/proc/self/uid_map", r->uid_map)) != 0 ||
+		    (err = write_file("/proc/self/gid_map", r->gid_map)) != 0)
+			fail(r, LS_STAGE_USERNS, err);
+	}
 
 	if (r->cgroup_fd >= 0) {
 		ssize_t n;
@@ -227,6 +256,9 @@ static int child_main(void *arg) {
 	// closed, because the ruleset is still needed.
 	if ((err = cloexec_above_stdio()) != 0)
 		fail(r, LS_STAGE_CLOSE_RANGE, err);
+
+	if (r->new_mntns && (err = ls_setup_mounts(r)) != 0)
+		fail(r, LS_STAGE_MOUNT, err);
 
 	if (r->dir != NULL && chdir(r->dir) < 0)
 		fail(r, LS_STAGE_CHDIR, errno);
@@ -298,6 +330,14 @@ static int child_main(void *arg) {
 		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
 			fail(r, LS_STAGE_SECCOMP, errno);
 	}
+	if (r->tail_filter_len > 0) {
+		struct sock_fprog prog = {
+		    .len = r->tail_filter_len,
+		    .filter = (struct sock_filter *)r->tail_filter,
+		};
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			fail(r, LS_STAGE_SECCOMP, errno);
+	}
 
 	execve(r->path, r->argv, r->envp);
 	fail(r, LS_STAGE_EXECVE, errno);
@@ -358,6 +398,7 @@ int ls_start(struct ls_req *r) {
 
 	r->stage = LS_STAGE_NONE;
 	r->err = 0;
+	r->mount_kind = r->mount_index = -1;
 	r->pid = 0;
 	r->pidfd = -1;
 
@@ -374,6 +415,10 @@ int ls_start(struct ls_req *r) {
 		flags |= CLONE_NEWPID;
 	if (r->new_ipcns)
 		flags |= CLONE_NEWIPC;
+	if (r->new_userns)
+		flags |= CLONE_NEWUSER;
+	if (r->new_mntns)
+		flags |= CLONE_NEWNS;
 	if (r->want_pidfd)
 		flags |= CLONE_PIDFD;
 
@@ -407,6 +452,64 @@ int ls_start(struct ls_req *r) {
 	}
 	r->pid = pid;
 	r->pidfd = pidfd;
+	return 0;
+}
+
+// probe_main is the child of ls_probe_mounts: the namespace steps alone.
+static int probe_main(void *arg) {
+	struct ls_req *r = arg;
+	int err;
+
+	if (r->new_userns) {
+		if ((err = write_file("/proc/self/setgroups", "deny")) != 0 ||
+		    (err = write_file("/proc/self/uid_map", r->uid_map)) != 0 ||
+		    (err = write_file("/proc/self/gid_map", r->gid_map)) != 0)
+			fail(r, LS_STAGE_USERNS, err);
+	}
+	if ((err = ls_setup_mounts(r)) != 0)
+		fail(r, LS_STAGE_MOUNT, err);
+	_exit(0);
+}
+
+// ls_probe_mounts clones a child into the namespaces r asks for, which sets
+// up r's mounts and exits, and returns 0 when all went well, else -1 with
+// r->stage and r->err set.
+int ls_probe_mounts(struct ls_req *r) {
+	int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWNS, pid, status;
+	char *stack;
+
+	r->stage = LS_STAGE_NONE;
+	r->err = 0;
+	r->mount_kind = r->mount_index = -1;
+	if (r->new_userns)
+		flags |= CLONE_NEWUSER;
+	if ((stack = get_stack()) == NULL) {
+		r->stage = LS_STAGE_STACK;
+		r->err = errno;
+		return -1;
+	}
+	unsigned long all[8], old[8];
+	int err;
+	memset(all, 0xff, sizeof all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, old, KSIGSETSIZE);
+	pid = clone(probe_main, stack + stack_size(), flags, r);
+	err = errno;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSETSIZE);
+	put_stack(stack);
+	if (pid < 0) {
+		r->stage = LS_STAGE_CLONE;
+		r->err = err;
+		return -1;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (r->stage != LS_STAGE_NONE)
+		return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		r->stage = LS_STAGE_MOUNT;
+		r->err = EIO;
+		return -1;
+	}
 	return 0;
 }
 

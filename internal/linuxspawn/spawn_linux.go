@@ -11,6 +11,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -75,6 +76,45 @@ type Attr struct {
 	// setuid family when the host calls it (glibc runs it on every thread,
 	// and aborts the process when a thread's result differs).
 	SeccompFilter []byte
+	// SeccompTailFilter, if not nil, is a second program the child
+	// installs itself after SeccompFilter, as its last step before execve:
+	// what the mount steps need and the command must not have (the new
+	// mount API, user namespaces) goes there, out of the filter that the
+	// spawning threads carry from the clone on.
+	SeccompTailFilter []byte
+	// Mounts, if not nil, gives the child a mount namespace of its own
+	// (CLONE_NEWNS), set up before Dir is entered; see Mounts.
+	Mounts *Mounts
+}
+
+// Mounts is the mount namespace of a child. Every mount in it is made
+// private, so that nothing propagates between it and the host's. Each
+// Target is checked, in the child, to be the file it names (same device
+// and inode, no symlink on the way) before anything is mounted on it;
+// one that is not fails the Start with a *StageError of stage "mount".
+type Mounts struct {
+	// UserNamespace also clones with CLONE_NEWUSER, for a host without
+	// CAP_SYS_ADMIN: the child maps its uid and gid to themselves, and
+	// nothing else (setgroups is denied). DropCapabilities then drops the
+	// bounding set in the child, which a new user namespace fills again.
+	UserNamespace bool
+	UID, GID      int
+	// ReadOnlyRest makes every mount read-only but for Writable, which
+	// keep the flags they had (their submounts too).
+	ReadOnlyRest bool
+	Writable     []Target
+	// ReadOnly are bound read-only (and nosuid, nodev) over themselves.
+	ReadOnly []Target
+	// DenyDirs get an empty read-only directory over them, DenyFiles an
+	// empty read-only file (noexec, nosuid, nodev).
+	DenyDirs, DenyFiles []Target
+}
+
+// Target is a path to mount on, and the identity it had when the caller
+// looked (from stat(2)).
+type Target struct {
+	Path     string
+	Dev, Ino uint64
 }
 
 // Rlimit is one resource limit (a RLIMIT_* resource) set in the child.
@@ -86,11 +126,19 @@ type Rlimit struct {
 // StageError is a failure inside the child before or at execve, or of the
 // clone that would have made it ("clone", "stack").
 type StageError struct {
-	Stage string // "setsid", "dup2", "close_range", "chdir", "cgroup", "setrlimit", "pdeathsig", "scheduling", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
+	Stage string // "userns", "cgroup", "setsid", "dup2", "close_range", "mount", "chdir", "setrlimit", "pdeathsig", "scheduling", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
 	Err   syscall.Errno
+	// Path is, for stage "mount", the Target that failed ("" for a step
+	// of the namespace's own).
+	Path string
 }
 
-func (e *StageError) Error() string { return e.Stage + ": " + e.Err.Error() }
+func (e *StageError) Error() string {
+	if e.Path != "" {
+		return e.Stage + " " + e.Path + ": " + e.Err.Error()
+	}
+	return e.Stage + ": " + e.Err.Error()
+}
 
 // Unwrap returns Err, so that errors.Is(err, fs.ErrNotExist) and the like
 // work.
@@ -100,10 +148,12 @@ var stageNames = [...]string{
 	C.LS_STAGE_NONE:         "",
 	C.LS_STAGE_STACK:        "stack",
 	C.LS_STAGE_CLONE:        "clone",
+	C.LS_STAGE_USERNS:       "userns",
 	C.LS_STAGE_CGROUP:       "cgroup",
 	C.LS_STAGE_SETSID:       "setsid",
 	C.LS_STAGE_DUP2:         "dup2",
 	C.LS_STAGE_CLOSE_RANGE:  "close_range",
+	C.LS_STAGE_MOUNT:        "mount",
 	C.LS_STAGE_CHDIR:        "chdir",
 	C.LS_STAGE_SETRLIMIT:    "setrlimit",
 	C.LS_STAGE_PDEATHSIG:    "pdeathsig",
@@ -119,6 +169,9 @@ var stageNames = [...]string{
 // maxFilterLen is BPF_MAXINSNS, the most instructions a seccomp program may
 // have.
 const maxFilterLen = 4096
+
+// maxWritable is MAX_WRITABLE of mounts_linux.c.
+const maxWritable = 64
 
 // Start clones the child, which becomes the leader of a new session (setsid,
 // so it has no controlling terminal and its process group can be killed
@@ -182,21 +235,35 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	}
 
 	// Everything the child reads lives in one C block, laid out as
-	// [request | argv pointers | envp pointers | rlimits | filter | strings].
+	// [request | argv pointers | envp pointers | rlimits | filter |
+	// tail filter | mount targets | strings].
 	const word = unsafe.Sizeof(uintptr(0))
 	reqSize := align(C.sizeof_struct_ls_req, 8)
 	argvSize := uintptr(len(a.Argv)+1) * word
 	envSize := uintptr(len(a.Env)+1) * word
 	rlSize := align(uintptr(len(a.Rlimits))*C.sizeof_struct_ls_rlimit, 8)
 	filterSize := align(uintptr(len(a.SeccompFilter)), 8)
+	tailSize := align(uintptr(len(a.SeccompTailFilter)), 8)
+	kinds := a.Mounts.byKind()
+	var nTargets int
+	for _, ts := range kinds {
+		nTargets += len(ts)
+	}
+	mountSize := uintptr(nTargets) * C.sizeof_struct_ls_mount_target
 	strSize := uintptr(len(a.Path) + 1 + len(a.Dir) + 1)
+	for _, ts := range kinds {
+		for _, t := range ts {
+			strSize += uintptr(len(t.Path) + 1)
+		}
+	}
+	strSize += 2 * uintptr(len(idMapLine(1<<31, 1<<31))+1)
 	for _, s := range a.Argv {
 		strSize += uintptr(len(s) + 1)
 	}
 	for _, s := range a.Env {
 		strSize += uintptr(len(s) + 1)
 	}
-	total := reqSize + argvSize + envSize + rlSize + filterSize + strSize
+	total := reqSize + argvSize + envSize + rlSize + filterSize + tailSize + mountSize + strSize
 	base := C.calloc(1, C.size_t(total))
 	if base == nil {
 		return 0, errors.New("linuxspawn: out of memory")
@@ -209,7 +276,9 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	argv, envp := off, off+argvSize
 	rls := envp + envSize
 	filter := rls + rlSize
-	strs := filter + filterSize
+	tail := filter + filterSize
+	targets := tail + tailSize
+	strs := targets + mountSize
 
 	putString := func(s string) uintptr {
 		p := strs
@@ -248,6 +317,34 @@ func start(a *Attr, p *pool) (pid int, err error) {
 		r.filter = unsafe.Add(base, filter)
 		r.filter_len = C.ushort(len(a.SeccompFilter) / 8)
 	}
+	if len(a.SeccompTailFilter) > 0 {
+		copy(mem[tail:], a.SeccompTailFilter)
+		r.tail_filter = unsafe.Add(base, tail)
+		r.tail_filter_len = C.ushort(len(a.SeccompTailFilter) / 8)
+	}
+	if m := a.Mounts; m != nil {
+		r.new_mntns = 1
+		r.read_only_rest = boolInt(m.ReadOnlyRest)
+		if m.UserNamespace {
+			r.new_userns = 1
+			r.uid_map = (*C.char)(unsafe.Add(base, putString(idMapLine(m.UID, m.UID))))
+			r.gid_map = (*C.char)(unsafe.Add(base, putString(idMapLine(m.GID, m.GID))))
+		}
+		ct := unsafe.Slice((*C.struct_ls_mount_target)(unsafe.Add(base, targets)), nTargets)
+		for kind, ts := range kinds {
+			if len(ts) == 0 {
+				continue
+			}
+			r.mounts[kind] = &ct[0]
+			r.nmounts[kind] = C.int(len(ts))
+			for i, t := range ts {
+				ct[i].path = (*C.char)(unsafe.Add(base, putString(t.Path)))
+				ct[i].dev = C.uint64_t(t.Dev)
+				ct[i].ino = C.uint64_t(t.Ino)
+			}
+			ct = ct[len(ts):]
+		}
+	}
 	for i, fd := range a.Stdio {
 		r.stdio[i] = C.int(fd)
 	}
@@ -259,7 +356,9 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	r.landlock_fd = C.int(a.LandlockRulesetFD)
 	r.drop_caps = boolInt(a.DropCapabilities)
 	r.keep_caps = C.uint64_t(a.KeepCapabilities)
-	r.bounding_inherited = boolInt(thread.dropBounding && thread.keep == a.KeepCapabilities)
+	// A new user namespace fills the bounding set again.
+	r.bounding_inherited = boolInt(thread.dropBounding && thread.keep == a.KeepCapabilities &&
+		(a.Mounts == nil || !a.Mounts.UserNamespace))
 	r.new_pidns = boolInt(a.NewPIDNamespace)
 	r.new_ipcns = boolInt(a.NewIPCNamespace)
 	r.normal_scheduling = boolInt(a.NormalScheduling)
@@ -277,7 +376,14 @@ func start(a *Attr, p *pool) (pid int, err error) {
 		if stage > 0 && stage < len(stageNames) {
 			name = stageNames[stage]
 		}
-		return 0, &StageError{Stage: name, Err: syscall.Errno(r.err)}
+		e := &StageError{Stage: name, Err: syscall.Errno(r.err)}
+		if stage == C.LS_STAGE_MOUNT {
+			kind, i := int(r.mount_kind), int(r.mount_index)
+			if kind >= 0 && kind < len(kinds) && i >= 0 && i < len(kinds[kind]) {
+				e.Path = kinds[kind][i].Path
+			}
+		}
+		return 0, e
 	}
 	if a.PidFD != nil {
 		*a.PidFD = int(r.pidfd)
@@ -314,10 +420,48 @@ func check(a *Attr) error {
 			return fmt.Errorf("linuxspawn: seccomp filter of %d bytes: want 1 to %d instructions of 8 bytes", n, maxFilterLen)
 		}
 	}
+	if a.SeccompTailFilter != nil {
+		n := len(a.SeccompTailFilter)
+		if n == 0 || n%8 != 0 || n/8 > maxFilterLen {
+			return fmt.Errorf("linuxspawn: seccomp tail filter of %d bytes: want 1 to %d instructions of 8 bytes", n, maxFilterLen)
+		}
+	}
+	if m := a.Mounts; m != nil {
+		if len(m.Writable) > maxWritable {
+			return fmt.Errorf("linuxspawn: %d writable mount targets, at most %d", len(m.Writable), maxWritable)
+		}
+		for _, ts := range m.byKind() {
+			for _, t := range ts {
+				if !strings.HasPrefix(t.Path, "/") || strings.IndexByte(t.Path, 0) >= 0 {
+					return fmt.Errorf("linuxspawn: mount target %q is not an absolute path without NUL", t.Path)
+				}
+			}
+		}
+		if m.UserNamespace && (m.UID < 0 || m.GID < 0) {
+			return fmt.Errorf("linuxspawn: bad user namespace ids %d, %d", m.UID, m.GID)
+		}
+	}
 	if len(a.Rlimits) > 1<<16 {
 		return errors.New("linuxspawn: too many Rlimits")
 	}
 	return nil
+}
+
+// byKind is m's targets by the child's LS_MOUNT_* kind; all empty for nil.
+func (m *Mounts) byKind() [C.LS_MOUNT_KINDS][]Target {
+	var k [C.LS_MOUNT_KINDS][]Target
+	if m != nil {
+		k[C.LS_MOUNT_WRITABLE] = m.Writable
+		k[C.LS_MOUNT_READ_ONLY] = m.ReadOnly
+		k[C.LS_MOUNT_DENY_DIR] = m.DenyDirs
+		k[C.LS_MOUNT_DENY_FILE] = m.DenyFiles
+	}
+	return k
+}
+
+// idMapLine maps one id to another, as uid_map and gid_map take it.
+func idMapLine(inside, outside int) string {
+	return strconv.Itoa(inside) + " " + strconv.Itoa(outside) + " 1\n"
 }
 
 func align(n, to uintptr) uintptr { return (n + to - 1) &^ (to - 1) }
@@ -327,4 +471,41 @@ func boolInt(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// ProbeMounts reports whether this process can give a child a mount
+// namespace set up as m asks (m's targets are left out, but a ReadOnlyRest
+// with no Writable, and the tmpfs that denied paths are covered from, are
+// made), by cloning one that does only that and exits (with every signal
+// blocked, as Start's children start).
+func ProbeMounts(m Mounts) error {
+	probe := Mounts{UserNamespace: m.UserNamespace, UID: m.UID, GID: m.GID, ReadOnlyRest: true}
+	a := &Attr{Path: "/", Mounts: &probe}
+	if err := check(a); err != nil {
+		return err
+	}
+	r := (*C.struct_ls_req)(C.calloc(1, C.sizeof_struct_ls_req))
+	if r == nil {
+		return errors.New("linuxspawn: out of memory")
+	}
+	defer C.free(unsafe.Pointer(r))
+	var maps []unsafe.Pointer
+	defer func() {
+		for _, p := range maps {
+			C.free(p)
+		}
+	}()
+	r.new_mntns = 1
+	r.read_only_rest = 1
+	r.probe_tmpfs = 1
+	if m.UserNamespace {
+		uid, gid := C.CString(idMapLine(m.UID, m.UID)), C.CString(idMapLine(m.GID, m.GID))
+		maps = append(maps, unsafe.Pointer(uid), unsafe.Pointer(gid))
+		r.new_userns = 1
+		r.uid_map, r.gid_map = uid, gid
+	}
+	if C.ls_probe_mounts(r) != 0 {
+		return &StageError{Stage: stageNames[int(r.stage)], Err: syscall.Errno(r.err)}
+	}
+	return nil
 }

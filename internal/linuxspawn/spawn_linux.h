@@ -10,10 +10,12 @@ enum {
 	LS_STAGE_NONE = 0,
 	LS_STAGE_STACK,
 	LS_STAGE_CLONE,
+	LS_STAGE_USERNS,
 	LS_STAGE_CGROUP,
 	LS_STAGE_SETSID,
 	LS_STAGE_DUP2,
 	LS_STAGE_CLOSE_RANGE,
+	LS_STAGE_MOUNT,
 	LS_STAGE_CHDIR,
 	LS_STAGE_SETRLIMIT,
 	LS_STAGE_PDEATHSIG,
@@ -24,6 +26,22 @@ enum {
 	LS_STAGE_SIGNALS,
 	LS_STAGE_SECCOMP,
 	LS_STAGE_EXECVE,
+};
+
+// ls_mount_target is a path the child mounts on, with the identity the
+// parent found there: a path that names another file by then (replaced by a
+// symlink, say) fails the spawn rather than mount in the wrong place.
+struct ls_mount_target {
+	const char *path;
+	uint64_t dev, ino;
+};
+
+enum {
+	LS_MOUNT_WRITABLE = 0, // kept writable under read_only_rest
+	LS_MOUNT_READ_ONLY,    // bound read-only over itself
+	LS_MOUNT_DENY_DIR,     // an empty read-only directory over it
+	LS_MOUNT_DENY_FILE,    // an empty read-only file over it
+	LS_MOUNT_KINDS,
 };
 
 struct ls_rlimit {
@@ -48,6 +66,15 @@ struct ls_req {
 	int bounding_inherited; // with drop_caps: the bounding set is already keep_caps
 	int new_pidns;
 	int new_ipcns;
+	int new_userns; // with uid_map and gid_map, written by the child
+	const char *uid_map, *gid_map;
+	int new_mntns;
+	int read_only_rest; // every mount read-only but the LS_MOUNT_WRITABLE targets
+	int probe_tmpfs;    // make the denied paths' tmpfs even without any
+	const struct ls_mount_target *mounts[LS_MOUNT_KINDS];
+	int nmounts[LS_MOUNT_KINDS];
+	const void *tail_filter;      // installed after filter, by the child itself
+	unsigned short tail_filter_len;
 	int normal_scheduling;
 	int want_pidfd; // clone with CLONE_PIDFD
 	const struct ls_rlimit *rlimits;
@@ -59,11 +86,13 @@ struct ls_req {
 	// Results.
 	volatile int stage;
 	volatile int err;
+	volatile int mount_kind, mount_index; // with LS_STAGE_MOUNT: the target
 	int pid;
 	int pidfd; // with want_pidfd, else -1
 };
 
 int ls_start(struct ls_req *r);
+int ls_probe_mounts(struct ls_req *r);
 struct ls_pool;
 struct ls_pool *ls_pool_new(int drop_bounding, uint64_t keep, const void *filter,
 			    unsigned short filter_len, int *nthreads, int *stage, int *err);

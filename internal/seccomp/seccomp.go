@@ -31,16 +31,18 @@ var AlwaysDenied = []string{
 	"keyctl", "add_key", "request_key",
 	"init_module", "finit_module", "delete_module",
 	"kexec_load", "kexec_file_load",
-	// The new mount API: fsconfig's FSCONFIG_CMD_CREATE sets a filesystem
-	// up before any hook Landlock has (an overlay empties and remakes its
-	// work directory, which could be anywhere), and nothing made here can be
-	// mounted in a Landlock domain anyway.
-	"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr",
 	// A file handle opened through a descriptor on a bind mount (a
 	// container's volume, a btrfs subvolume) reaches the whole file system
 	// behind it, and Landlock checks the open against the mount's rules.
 	"open_by_handle_at",
 }
+
+// MountAPI, the new mount API, is refused too: fsconfig's
+// FSCONFIG_CMD_CREATE sets a filesystem up before any hook Landlock has (an
+// overlay empties and remakes its work directory, which could be
+// anywhere), and nothing made here can be mounted in a Landlock domain
+// anyway. It is in the tail of a split program (see Split).
+var MountAPI = []string{"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr"}
 
 // The parent-death signal is what kills the command, and with it its PID
 // namespace, when the host dies (even by SIGKILL). prctl(PR_SET_PDEATHSIG)
@@ -111,19 +113,47 @@ var NetworkDenied = []string{
 	"getsockopt", "setsockopt", "getpeername", "getsockname", "shutdown",
 }
 
-// programs are compiled once per policy; a compilation that failed only for
-// want of a descriptor or memory is tried again by the next call.
-var programs [2]probe.Result[[]byte]
+// part is which rules a program holds.
+type part int
 
-// Program returns the BPF program for the policy. The bytes are shared:
-// callers must not modify them. An error that probe.Temporary accepts says
-// only that this attempt failed.
-func Program(denyNetwork bool) ([]byte, error) {
+const (
+	whole part = iota
+	head       // all but the tail's
+	tail       // MountAPI, and user namespaces from clone and unshare
+	parts
+)
+
+// programs are compiled once per policy and part; a compilation that failed
+// only for want of a descriptor or memory is tried again by the next call.
+var programs [2][parts]probe.Result[[]byte]
+
+func program(denyNetwork bool, p part) ([]byte, error) {
 	i := 0
 	if denyNetwork {
 		i = 1
 	}
-	return programs[i].Get(context.Background(), func() ([]byte, error) { return compile(denyNetwork) })
+	return programs[i][p].Get(context.Background(), func() ([]byte, error) { return compile(denyNetwork, p) })
+}
+
+// Program returns the BPF program for the policy. The bytes are shared:
+// callers must not modify them. An error that probe.Temporary accepts says
+// only that this attempt failed.
+func Program(denyNetwork bool) ([]byte, error) { return program(denyNetwork, whole) }
+
+// Split returns Program's rules in two programs, for a child that makes
+// namespaces and mounts before its execve: head has every rule but those
+// the set-up needs to break (MountAPI, clone and unshare with
+// CLONE_NEWUSER), and can be in force from the clone on; tail has those,
+// and is installed by the child last. Together they refuse what Program
+// refuses, with the same errors.
+func Split(denyNetwork bool) (headProgram, tailProgram []byte, err error) {
+	if headProgram, err = program(denyNetwork, head); err != nil {
+		return nil, nil, err
+	}
+	if tailProgram, err = program(denyNetwork, tail); err != nil {
+		return nil, nil, err
+	}
+	return headProgram, tailProgram, nil
 }
 
 // Available reports whether this kernel and libseccomp can build and load
@@ -138,7 +168,7 @@ func Available() error {
 	return nil
 }
 
-func compile(denyNetwork bool) ([]byte, error) {
+func compile(denyNetwork bool, p part) ([]byte, error) {
 	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
@@ -173,6 +203,14 @@ func compile(denyNetwork bool) ([]byte, error) {
 	deny := func(name string, conds ...libseccomp.ScmpCondition) error {
 		return rule(name, eperm, conds...)
 	}
+	if p != head {
+		if err := denyNamespaceSetup(deny); err != nil {
+			return nil, err
+		}
+	}
+	if p == tail {
+		return export(f)
+	}
 	for _, name := range AlwaysDenied {
 		if err := deny(name); err != nil {
 			return nil, err
@@ -200,31 +238,12 @@ func compile(denyNetwork bool) ([]byte, error) {
 	// the host: when the call kills it, its zombie is the host's, which
 	// never waits for it, and a command could pile them up against the
 	// host user's process limit. (Init of a PID namespace is refused it by
-	// the kernel; a command without one is not.) clone's flags are its
-	// first argument, but on s390x its second.
-	flagsArg := uint(0)
-	if runtime.GOARCH == "s390x" {
-		flagsArg = 1
-	}
-	// A user namespace gives the command every capability over namespaces
-	// of its own, and with them whatever the kernel does for such a holder
-	// without a path hook Landlock sees (a filesystem's setup, above), and a
-	// wide attack surface; Docker's default profile refuses it too. A
-	// nested sandbox that needs one (bubblewrap, Chromium's) fails.
-	for _, flag := range []uint64{unix.CLONE_PARENT, unix.CLONE_NEWUSER} {
-		c, err := libseccomp.MakeCondition(flagsArg, libseccomp.CompareMaskedEqual, flag, flag)
-		if err != nil {
-			return nil, fmt.Errorf("seccomp: clone condition: %w", err)
-		}
-		if err := deny("clone", c); err != nil {
-			return nil, err
-		}
-	}
-	newUser, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, unix.CLONE_NEWUSER, unix.CLONE_NEWUSER)
+	// the kernel; a command without one is not.)
+	c, err := libseccomp.MakeCondition(cloneFlagsArg(), libseccomp.CompareMaskedEqual, unix.CLONE_PARENT, unix.CLONE_PARENT)
 	if err != nil {
-		return nil, fmt.Errorf("seccomp: unshare condition: %w", err)
+		return nil, fmt.Errorf("seccomp: clone condition: %w", err)
 	}
-	if err := deny("unshare", newUser); err != nil {
+	if err := deny("clone", c); err != nil {
 		return nil, err
 	}
 	// prlimit64 sets another process's limits where it names a pid: the
@@ -312,6 +331,41 @@ func compile(denyNetwork bool) ([]byte, error) {
 		}
 	}
 	return export(f)
+}
+
+// cloneFlagsArg is the argument of clone that holds its flags: the first,
+// but on s390x the second.
+func cloneFlagsArg() uint {
+	if runtime.GOARCH == "s390x" {
+		return 1
+	}
+	return 0
+}
+
+// denyNamespaceSetup refuses MountAPI and user namespaces. A user namespace
+// gives the command every capability over namespaces of its own, and with
+// them whatever the kernel does for such a holder without a path hook
+// Landlock sees (a filesystem's setup, above), and a wide attack surface;
+// Docker's default profile refuses it too. A nested sandbox that needs one
+// (bubblewrap, Chromium's) fails.
+func denyNamespaceSetup(deny func(string, ...libseccomp.ScmpCondition) error) error {
+	for _, name := range MountAPI {
+		if err := deny(name); err != nil {
+			return err
+		}
+	}
+	c, err := libseccomp.MakeCondition(cloneFlagsArg(), libseccomp.CompareMaskedEqual, unix.CLONE_NEWUSER, unix.CLONE_NEWUSER)
+	if err != nil {
+		return fmt.Errorf("seccomp: clone condition: %w", err)
+	}
+	if err := deny("clone", c); err != nil {
+		return err
+	}
+	newUser, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, unix.CLONE_NEWUSER, unix.CLONE_NEWUSER)
+	if err != nil {
+		return fmt.Errorf("seccomp: unshare condition: %w", err)
+	}
+	return deny("unshare", newUser)
 }
 
 // export writes the program through a pipe: ExportBPFMem needs libseccomp

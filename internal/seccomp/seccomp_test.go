@@ -36,7 +36,7 @@ func TestAvailable(t *testing.T) {
 // descriptors are free again, the program compiles. (Kept, it made every
 // later strict call fail, and best-effort ones run without seccomp.)
 func TestProgramAfterRunningOutOfDescriptors(t *testing.T) {
-	programs[1] = probe.Result[[]byte]{}
+	programs[1][whole] = probe.Result[[]byte]{}
 	fillers := fillDescriptorTable(t)
 	_, err := Program(true)
 	require.ErrorIs(t, err, unix.EMFILE)
@@ -79,5 +79,20 @@ func fillDescriptorTable(t *testing.T) []int {
 		}
 		require.NoError(t, err)
 		fds = append(fds, fd)
+	}
+}
+
+// Split's two programs together hold Program's rules: the head leaves out
+// what a child's namespace set-up needs, the tail is that alone.
+func TestSplit(t *testing.T) {
+	for _, denyNetwork := range []bool{false, true} {
+		whole, err := Program(denyNetwork)
+		require.NoError(t, err)
+		head, tail, err := Split(denyNetwork)
+		require.NoError(t, err)
+		require.Less(t, len(head), len(whole), "the head leaves rules out")
+		require.Less(t, len(tail), len(head), "the tail is small: the child installs it at every spawn")
+		require.Zero(t, len(head)%8)
+		require.Zero(t, len(tail)%8)
 	}
 }

@@ -1,0 +1,258 @@
+//go:build linux && cgo
+
+// The child's mount namespace: run by child_main, in the child, after the
+// clone that made the namespace and before chdir, so that the working
+// directory is looked up through the new mounts. System calls only, as
+// everywhere in the child.
+//
+// Every mount is private first, so that nothing made here reaches the host
+// and nothing the host mounts later reaches the command (with a slave mount
+// a host's new mount would arrive writable). Then, with read_only_rest, the
+// writable roots are cloned as they are, every mount is made read-only, and
+// the clones are put back on the roots; then protected subpaths are bound
+// read-only over themselves, and denied paths are covered by an empty
+// read-only directory or file of a tmpfs made for the purpose. Each target
+// is opened without following symlinks and checked against the identity the
+// parent resolved, and each mount is made on that descriptor, not on a
+// path looked up again.
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "spawn_linux.h"
+
+// The new mount API (Linux 5.2, mount_setattr 5.12) and openat2 (5.6); the
+// numbers are the same on every architecture. For C libraries older than
+// the kernel features.
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_fsopen
+#define SYS_fsopen 430
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig 431
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount 432
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+
+#define K_OPEN_TREE_CLONE 1
+#define K_OPEN_TREE_CLOEXEC O_CLOEXEC
+#define K_MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#define K_MOVE_MOUNT_T_EMPTY_PATH 0x00000040
+#define K_FSOPEN_CLOEXEC 0x00000001
+#define K_FSCONFIG_SET_STRING 1
+#define K_FSCONFIG_CMD_CREATE 6
+#define K_FSMOUNT_CLOEXEC 0x00000001
+#define K_MOUNT_ATTR_RDONLY 0x00000001
+#define K_MOUNT_ATTR_NOSUID 0x00000002
+#define K_MOUNT_ATTR_NODEV 0x00000004
+#define K_MOUNT_ATTR_NOEXEC 0x00000008
+#define K_RESOLVE_NO_SYMLINKS 0x04
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+struct k_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+struct k_open_how {
+	uint64_t flags, mode, resolve;
+};
+
+#define MAX_WRITABLE 64
+
+static int set_attr(int fd, const char *path, unsigned flags, uint64_t attr) {
+	struct k_mount_attr a = {.attr_set = attr};
+	return (int)syscall(SYS_mount_setattr, fd, path, flags, &a, sizeof a);
+}
+
+// open_target opens t with O_PATH, no symlink on the way, and checks that it
+// is the file the parent found there. It returns the descriptor or -errno.
+static int open_target(const struct ls_mount_target *t) {
+	struct k_open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW, .resolve = K_RESOLVE_NO_SYMLINKS};
+	struct stat st;
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, t->path, &how, sizeof how);
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(t->path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstatat(fd, "", &st, AT_EMPTY_PATH) < 0) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+	if ((uint64_t)st.st_dev != t->dev || (uint64_t)st.st_ino != t->ino || S_ISLNK(st.st_mode)) {
+		close(fd);
+		return -ESTALE; // replaced since the parent looked
+	}
+	return fd;
+}
+
+// clone_onto attaches tree (a detached mount) onto the target fd.
+static int clone_onto(int tree, int target) {
+	return (int)syscall(SYS_move_mount, tree, "", target, "",
+			    K_MOVE_MOUNT_F_EMPTY_PATH | K_MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+static int failed(struct ls_req *r, int kind, int index, int err) {
+	r->mount_kind = kind;
+	r->mount_index = index;
+	return err;
+}
+
+// keep_roots_writable makes every mount read-only but the writable roots:
+// each is cloned as it is (its submounts too, with their own flags), the
+// whole tree is made read-only, and the clones are put back on the roots,
+// parents first (the parent sorts them), so that a root inside another is
+// put back on top of it.
+static int keep_roots_writable(struct ls_req *r) {
+	const struct ls_mount_target *w = r->mounts[LS_MOUNT_WRITABLE];
+	int n = r->nmounts[LS_MOUNT_WRITABLE];
+	int trees[MAX_WRITABLE];
+	int i, k, fd, err = 0;
+
+	if (n > MAX_WRITABLE)
+		return failed(r, LS_MOUNT_WRITABLE, MAX_WRITABLE, E2BIG);
+	for (i = 0; i < n; i++) {
+		if ((fd = open_target(&w[i])) < 0) {
+			err = -fd;
+		} else {
+			trees[i] = (int)syscall(SYS_open_tree, fd, "",
+						K_OPEN_TREE_CLONE | K_OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+			if (trees[i] < 0)
+				err = errno;
+			close(fd);
+		}
+		if (err != 0) {
+			for (k = 0; k < i; k++)
+				close(trees[k]);
+			return failed(r, LS_MOUNT_WRITABLE, i, err);
+		}
+	}
+	if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, K_MOUNT_ATTR_RDONLY) < 0)
+		err = failed(r, -1, -1, errno);
+	for (i = 0; i < n; i++) {
+		if (err == 0 && (fd = open_target(&w[i])) < 0)
+			err = failed(r, LS_MOUNT_WRITABLE, i, -fd);
+		if (err == 0) {
+			if (clone_onto(trees[i], fd) < 0)
+				err = failed(r, LS_MOUNT_WRITABLE, i, errno);
+			close(fd);
+		}
+		close(trees[i]);
+	}
+	return err;
+}
+
+// bind_read_only binds the tree below fd read-only over itself.
+static int bind_read_only(int fd, unsigned attr) {
+	int err = 0;
+	int tree = (int)syscall(SYS_open_tree, fd, "",
+				K_OPEN_TREE_CLONE | K_OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0)
+		return errno;
+	if (set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr) < 0 || clone_onto(tree, fd) < 0)
+		err = errno;
+	close(tree);
+	return err;
+}
+
+// cover puts a read-only view of src, in the mount mnt, over fd.
+static int cover(int mnt, const char *src, int fd, unsigned attr) {
+	int err = 0;
+	int tree = (int)syscall(SYS_open_tree, mnt, src, K_OPEN_TREE_CLONE | K_OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return errno;
+	if (set_attr(tree, "", AT_EMPTY_PATH, attr) < 0 || clone_onto(tree, fd) < 0)
+		err = errno;
+	close(tree);
+	return err;
+}
+
+// empty_tmpfs makes a small detached tmpfs holding an empty directory "dir"
+// and an empty file "file", which every denied path gets a read-only view
+// of, and returns its mount descriptor or -errno.
+static int empty_tmpfs(void) {
+	int fs, mnt = -1, fd, err;
+
+	if ((fs = (int)syscall(SYS_fsopen, "tmpfs", K_FSOPEN_CLOEXEC)) < 0)
+		return -errno;
+	if (syscall(SYS_fsconfig, fs, K_FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, K_FSCONFIG_SET_STRING, "nr_inodes", "4", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, K_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	    (mnt = (int)syscall(SYS_fsmount, fs, K_FSMOUNT_CLOEXEC, 0)) < 0) {
+		err = errno;
+		close(fs);
+		return -err;
+	}
+	close(fs);
+	if (mkdirat(mnt, "dir", 0555) < 0 ||
+	    (fd = openat(mnt, "file", O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC, 0444)) < 0) {
+		err = errno;
+		close(mnt);
+		return -err;
+	}
+	close(fd);
+	return mnt;
+}
+
+// ls_setup_mounts returns 0 or an errno, with the target that failed in
+// r->mount_kind and r->mount_index (-1 for a step of no target).
+int ls_setup_mounts(struct ls_req *r) {
+	const unsigned ro = K_MOUNT_ATTR_RDONLY | K_MOUNT_ATTR_NOSUID | K_MOUNT_ATTR_NODEV;
+	int i, k, fd, err, mnt;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return failed(r, -1, -1, errno);
+	if (r->read_only_rest && (err = keep_roots_writable(r)) != 0)
+		return err;
+	for (i = 0; i < r->nmounts[LS_MOUNT_READ_ONLY]; i++) {
+		if ((fd = open_target(&r->mounts[LS_MOUNT_READ_ONLY][i])) < 0)
+			return failed(r, LS_MOUNT_READ_ONLY, i, -fd);
+		err = bind_read_only(fd, ro);
+		close(fd);
+		if (err != 0)
+			return failed(r, LS_MOUNT_READ_ONLY, i, err);
+	}
+	if (r->nmounts[LS_MOUNT_DENY_DIR] + r->nmounts[LS_MOUNT_DENY_FILE] == 0 && !r->probe_tmpfs)
+		return 0;
+	if ((mnt = empty_tmpfs()) < 0)
+		return failed(r, -1, -1, -mnt);
+	for (k = LS_MOUNT_DENY_DIR; k <= LS_MOUNT_DENY_FILE; k++) {
+		for (i = 0; i < r->nmounts[k]; i++) {
+			if ((fd = open_target(&r->mounts[k][i])) < 0) {
+				close(mnt);
+				return failed(r, k, i, -fd);
+			}
+			err = cover(mnt, k == LS_MOUNT_DENY_DIR ? "dir" : "file", fd, ro | K_MOUNT_ATTR_NOEXEC);
+			close(fd);
+			if (err != 0) {
+				close(mnt);
+				return failed(r, k, i, err);
+			}
+		}
+	}
+	close(mnt);
+	return 0;
+}
