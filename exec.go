@@ -249,6 +249,9 @@ type child struct {
 	killAll func()
 	// release, if set, frees what start acquired, once the command is reaped.
 	release func()
+	// deniedHosts, if set, gives what the call's proxy refused; the engine
+	// asks once the command has ended, before release.
+	deniedHosts func() []string
 	// killsGroup says killAll kills the command's process group, whose
 	// processes a host that adopts orphans must then reap (see
 	// reapAdopted); escaped holds pidfds of processes killAll killed
@@ -469,6 +472,9 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 		StderrBytes:     stderr.total,
 		ExitCode:        exitCode,
 		Signal:          signal,
+	}
+	if ch.deniedHosts != nil {
+		out.DeniedHosts = ch.deniedHosts()
 	}
 	out.Duration = time.Since(start)
 	switch {

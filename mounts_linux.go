@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbox/sandboxexec/internal/linuxspawn"
 	"github.com/agentbox/sandboxexec/internal/probe"
+	"github.com/agentbox/sandboxexec/internal/seccomp"
 )
 
 // mountMode is how this host gives a call a mount namespace of its own.
@@ -27,8 +28,9 @@ const (
 )
 
 // mountProbes hold, for each mode, whether a child could be given such a
-// namespace; each is asked once, by the first call that needs it.
-var mountProbes [3]probe.Result[struct{}]
+// namespace, without and with a network namespace too; each is asked once,
+// by the first call that needs it.
+var mountProbes [3][2]probe.Result[struct{}]
 
 // forcedMountMode, when not -1, replaces the probed mode, so that tests
 // can play a host that cannot make a mount namespace.
@@ -36,9 +38,9 @@ var forcedMountMode = mountMode(-1)
 
 var hostHasSysAdmin = sync.OnceValue(hasSysAdmin)
 
-// availableMountMode is the best mode this host offers, or mountsNone and
-// why there is none.
-func availableMountMode() (mountMode, error) {
+// availableMountMode is the best mode this host offers, with a network
+// namespace too where network, or mountsNone and why there is none.
+func availableMountMode(network bool) (mountMode, error) {
 	if forcedMountMode >= 0 {
 		if forcedMountMode == mountsNone {
 			return mountsNone, errors.New("mount namespaces disabled for a test")
@@ -47,11 +49,11 @@ func availableMountMode() (mountMode, error) {
 	}
 	var direct error
 	if hostHasSysAdmin() {
-		if direct = probeMountMode(mountsDirect); direct == nil {
+		if direct = probeMountMode(mountsDirect, network); direct == nil {
 			return mountsDirect, nil
 		}
 	}
-	user := probeMountMode(mountsInUserNamespace)
+	user := probeMountMode(mountsInUserNamespace, network)
 	if user == nil {
 		return mountsInUserNamespace, nil
 	}
@@ -65,15 +67,19 @@ func availableMountMode() (mountMode, error) {
 		"(unprivileged user namespaces disabled, or refused by a container's seccomp profile or by AppArmor): %v", user)
 }
 
-func probeMountMode(mode mountMode) error {
-	_, err := mountProbes[mode].Get(context.Background(), func() (struct{}, error) {
+func probeMountMode(mode mountMode, network bool) error {
+	n := 0
+	if network {
+		n = 1
+	}
+	_, err := mountProbes[mode][n].Get(context.Background(), func() (struct{}, error) {
 		m := linuxspawn.Mounts{}
 		if mode == mountsInUserNamespace {
 			m = linuxspawn.Mounts{UserNamespace: true, UID: os.Geteuid(), GID: os.Getegid()}
 		}
 		// A failure for want of memory or processes (probe.Temporary) is
 		// asked again by the next call.
-		return struct{}{}, linuxspawn.ProbeMounts(m)
+		return struct{}{}, linuxspawn.ProbeNamespaces(m, network)
 	})
 	return err
 }
@@ -89,16 +95,23 @@ func probeMountMode(mode mountMode) error {
 //     unless BestEffort; a host user's command goes without where user
 //     namespaces are refused (it can change the metadata of that user's
 //     files alone).
+//   - and with AllowedDomains, which needs a network namespace, made
+//     through a user namespace where the host has no CAP_SYS_ADMIN: that
+//     fails closed, BestEffort or not.
 func (r *linuxRunner) mounts(tmp string) (*linuxspawn.Mounts, error) {
 	readOnlyRest := !r.policy.FullDiskWriteAccess
-	if r.masks.empty() && !readOnlyRest {
+	network := r.network() == seccomp.NetworkLoopback
+	if r.masks.empty() && !readOnlyRest && !network {
 		return nil, nil
 	}
-	mode, why := availableMountMode()
+	mode, why := availableMountMode(network)
 	if mode == mountsNone {
 		switch {
 		case probe.Temporary(why):
 			return nil, fmt.Errorf("%w: mount namespace, for now: %w", ErrSandboxUnavailable, why)
+		case network:
+			return nil, fmt.Errorf("%w: AllowedDomains needs a network namespace, which this host cannot make: %v",
+				ErrSandboxUnavailable, why)
 		case r.policy.BestEffort:
 			return nil, nil
 		case !r.masks.empty():
@@ -172,6 +185,11 @@ func mountTargets(paths []string, found map[string]fs.FileInfo) ([]linuxspawn.Ta
 }
 
 func mountNamespaceSupported() bool {
-	mode, _ := availableMountMode()
+	mode, _ := availableMountMode(false)
+	return mode != mountsNone
+}
+
+func networkNamespaceSupported() bool {
+	mode, _ := availableMountMode(true)
 	return mode != mountsNone
 }

@@ -89,9 +89,9 @@ func (r *linuxRunner) checkKernel() error {
 	if abiErr == nil || r.policy.BestEffort {
 		r.abi = abi
 	}
-	bpf, seccompErr := seccomp.Program(!r.policy.NetworkAccess)
+	bpf, seccompErr := seccomp.Program(r.network())
 	if seccompErr == nil {
-		r.bpfHead, r.bpfTail, seccompErr = seccomp.Split(!r.policy.NetworkAccess)
+		r.bpfHead, r.bpfTail, seccompErr = seccomp.Split(r.network())
 	}
 	if seccompErr == nil {
 		r.bpf = bpf
@@ -109,6 +109,17 @@ func (r *linuxRunner) checkKernel() error {
 		return fmt.Errorf("%w: neither Landlock (%v) nor seccomp (%v) is available", ErrSandboxUnavailable, abiErr, seccompErr)
 	}
 	return nil
+}
+
+// network is the seccomp program's network mode for the policy.
+func (r *linuxRunner) network() seccomp.Network {
+	switch {
+	case r.policy.NetworkAccess:
+		return seccomp.NetworkAllowed
+	case len(r.policy.AllowedDomains) > 0:
+		return seccomp.NetworkLoopback
+	}
+	return seccomp.NetworkDenied
 }
 
 func kernelRelease() string {
@@ -201,6 +212,18 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 			removeTMPDIR(tmp)
 		}
 	}()
+	var proxy callProxy
+	if r.network() == seccomp.NetworkLoopback {
+		if proxy, err = startCallProxy(r.policy); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				proxy.Close()
+			}
+		}()
+		env = proxyEnv(env, proxy, proxyAddr)
+	}
 	ruleset := -1
 	if r.abi > 0 {
 		fd, done, err := r.ruleset(tmp)
@@ -232,6 +255,9 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	}
 	if attr.Mounts, err = r.mounts(tmp); err != nil {
 		return nil, err
+	}
+	if proxy != nil {
+		attr.Network = &linuxspawn.Network{ProxyPort: proxyPort}
 	}
 	if attr.Mounts != nil && r.bpf != nil {
 		attr.SeccompFilter, attr.SeccompTailFilter = r.bpfHead, r.bpfTail
@@ -270,12 +296,25 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		}
 		return nil, spawnError(req, err)
 	}
+	if proxy != nil {
+		if err := serveProxy(proxy, attr.Network.Listener); err != nil {
+			// The command runs, and could reach nothing: end it.
+			abandon(pid, pidfd)
+			if group != nil {
+				group.Remove()
+			}
+			return nil, err
+		}
+	}
 	c, err := newChild(pid, pidfd)
 	if err != nil {
 		if group != nil {
 			group.Remove()
 		}
 		return nil, err
+	}
+	if proxy != nil {
+		c.deniedHosts = proxy.Denied
 	}
 	c.killAll = func() { killGroup(pid) }
 	c.killsGroup = !attr.NewPIDNamespace
@@ -327,6 +366,15 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 				}
 				release()
 			}()
+		}
+	}
+	if proxy != nil {
+		release := c.release
+		c.release = func() {
+			proxy.Close()
+			if release != nil {
+				release()
+			}
 		}
 	}
 	return c, nil
@@ -462,7 +510,9 @@ func (r *linuxRunner) ruleset(tmp string) (fd int, done func(), err error) {
 	rules := landlock.Rules{
 		WritableRoots: r.roots,
 		FullDiskWrite: r.policy.FullDiskWriteAccess,
-		DenyNetwork:   !r.policy.NetworkAccess,
+		// In a network namespace of the call's own, TCP reaches only its
+		// loopback, where the proxy listens.
+		DenyNetwork: r.network() == seccomp.NetworkDenied,
 	}
 	if tmp == "" {
 		return rulesets.Get(r.abi, rules)
@@ -537,6 +587,10 @@ func probeSandbox() SandboxSupport {
 	s.PIDNamespace = admin && !pidNamespaceRefused.Load()
 	s.IPCNamespace = admin && !ipcNamespaceRefused.Load()
 	s.MountNamespace = mountNamespaceSupported()
+	s.NetworkNamespace = networkNamespaceSupported()
+	if os.Geteuid() == 0 && !s.MountNamespace {
+		missing = append(missing, "no mount namespace, without which a root command could change metadata outside the writable roots")
+	}
 	s.Available = len(missing) == 0
 	s.Detail = strings.Join(missing, "; ")
 	return s

@@ -16,13 +16,17 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -198,6 +202,65 @@ static int write_file(const char *path, const char *s) {
 
 int ls_setup_mounts(struct ls_req *r);
 
+// setup_network brings up the loopback interface of the child's new network
+// namespace, which has nothing else, and, with a proxy_sock, listens on
+// 127.0.0.1:proxy_port there and sends the listener to the parent, which
+// serves it from the host's namespace. It returns 0 or an errno.
+static int setup_network(struct ls_req *r) {
+	struct ifreq ifr;
+	struct sockaddr_in addr;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr msg;
+	struct iovec iov;
+	char byte = 0;
+	int s, one = 1, err = 0;
+
+	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return errno;
+	memset(&ifr, 0, sizeof ifr);
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		err = errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (err == 0 && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		err = errno;
+	close(s);
+	if (err != 0 || r->proxy_sock < 0)
+		return err;
+
+	if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return errno;
+	memset(&addr, 0, sizeof addr);
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)r->proxy_port);
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    bind(s, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(s, 128) < 0) {
+		err = errno;
+		close(s);
+		return err;
+	}
+	memset(&msg, 0, sizeof msg);
+	memset(&ctl, 0, sizeof ctl);
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof ctl.buf;
+	ctl.h.cmsg_level = SOL_SOCKET;
+	ctl.h.cmsg_type = SCM_RIGHTS;
+	ctl.h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&ctl.h), &s, sizeof(int));
+	if (sendmsg(r->proxy_sock, &msg, MSG_NOSIGNAL) != 1)
+		err = errno ? errno : EIO;
+	close(s);
+	return err;
+}
+
 static int child_main(void *arg) {
 	struct ls_req *r = arg;
 	int i, err;
@@ -213,6 +276,9 @@ static int child_main(void *arg) {
 		    (err = write_file("/proc/self/gid_map", r->gid_map)) != 0)
 			fail(r, LS_STAGE_USERNS, err);
 	}
+
+	if (r->new_netns && (err = setup_network(r)) != 0)
+		fail(r, LS_STAGE_NETWORK, err);
 
 	if (r->cgroup_fd >= 0) {
 		ssize_t n;
@@ -419,6 +485,8 @@ int ls_start(struct ls_req *r) {
 		flags |= CLONE_NEWUSER;
 	if (r->new_mntns)
 		flags |= CLONE_NEWNS;
+	if (r->new_netns)
+		flags |= CLONE_NEWNET;
 	if (r->want_pidfd)
 		flags |= CLONE_PIDFD;
 
@@ -466,6 +534,8 @@ static int probe_main(void *arg) {
 		    (err = write_file("/proc/self/gid_map", r->gid_map)) != 0)
 			fail(r, LS_STAGE_USERNS, err);
 	}
+	if (r->new_netns && (err = setup_network(r)) != 0)
+		fail(r, LS_STAGE_NETWORK, err);
 	if ((err = ls_setup_mounts(r)) != 0)
 		fail(r, LS_STAGE_MOUNT, err);
 	_exit(0);
@@ -483,6 +553,8 @@ int ls_probe_mounts(struct ls_req *r) {
 	r->mount_kind = r->mount_index = -1;
 	if (r->new_userns)
 		flags |= CLONE_NEWUSER;
+	if (r->new_netns)
+		flags |= CLONE_NEWNET;
 	if ((stack = get_stack()) == NULL) {
 		r->stage = LS_STAGE_STACK;
 		r->err = errno;

@@ -85,6 +85,23 @@ type Attr struct {
 	// Mounts, if not nil, gives the child a mount namespace of its own
 	// (CLONE_NEWNS), set up before Dir is entered; see Mounts.
 	Mounts *Mounts
+	// Network, if not nil, gives the child a network namespace of its own
+	// (CLONE_NEWNET) with only the loopback interface, up; see Network.
+	// Without CAP_SYS_ADMIN it needs Mounts with UserNamespace.
+	Network *Network
+}
+
+// Network is the network namespace of a child.
+type Network struct {
+	// ProxyPort, if not 0, is a TCP port the child listens on at
+	// 127.0.0.1 in its namespace before execve; the listener is handed to
+	// the caller (Listener), whose connections come from that namespace
+	// while it serves them from its own.
+	ProxyPort int
+	// Listener is set by a Start that succeeded with a ProxyPort: the
+	// listening socket's descriptor (close-on-exec), which the caller
+	// owns. -1 otherwise.
+	Listener int
 }
 
 // Mounts is the mount namespace of a child. Every mount in it is made
@@ -126,7 +143,7 @@ type Rlimit struct {
 // StageError is a failure inside the child before or at execve, or of the
 // clone that would have made it ("clone", "stack").
 type StageError struct {
-	Stage string // "userns", "cgroup", "setsid", "dup2", "close_range", "mount", "chdir", "setrlimit", "pdeathsig", "scheduling", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
+	Stage string // "userns", "network", "cgroup", "setsid", "dup2", "close_range", "mount", "chdir", "setrlimit", "pdeathsig", "scheduling", "no_new_privs", "landlock_restrict_self", "signals", "seccomp", "execve", "clone", "stack"
 	Err   syscall.Errno
 	// Path is, for stage "mount", the Target that failed ("" for a step
 	// of the namespace's own).
@@ -149,6 +166,7 @@ var stageNames = [...]string{
 	C.LS_STAGE_STACK:        "stack",
 	C.LS_STAGE_CLONE:        "clone",
 	C.LS_STAGE_USERNS:       "userns",
+	C.LS_STAGE_NETWORK:      "network",
 	C.LS_STAGE_CGROUP:       "cgroup",
 	C.LS_STAGE_SETSID:       "setsid",
 	C.LS_STAGE_DUP2:         "dup2",
@@ -363,6 +381,23 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	r.new_ipcns = boolInt(a.NewIPCNamespace)
 	r.normal_scheduling = boolInt(a.NormalScheduling)
 	r.want_pidfd = boolInt(a.PidFD != nil)
+	r.proxy_sock = -1
+	var proxyRecv int = -1
+	if n := a.Network; n != nil {
+		n.Listener = -1
+		r.new_netns = 1
+		r.proxy_port = C.int(n.ProxyPort)
+		if n.ProxyPort != 0 {
+			pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return 0, fmt.Errorf("linuxspawn: socketpair for the proxy's listener: %w", err)
+			}
+			defer syscall.Close(pair[0])
+			defer syscall.Close(pair[1])
+			r.proxy_sock = C.int(pair[1])
+			proxyRecv = pair[0]
+		}
+	}
 
 	var failed C.int
 	if p != nil {
@@ -388,7 +423,51 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	if a.PidFD != nil {
 		*a.PidFD = int(r.pidfd)
 	}
+	if proxyRecv >= 0 {
+		// Sent by the child before its execve, which Start waited for.
+		fd, err := receiveFD(proxyRecv)
+		if err != nil {
+			// The command runs without what it was promised: end it,
+			// leaving no zombie, as for any failed Start.
+			syscall.Kill(int(r.pid), syscall.SIGKILL)
+			var ws syscall.WaitStatus
+			for {
+				if _, werr := syscall.Wait4(int(r.pid), &ws, 0, nil); werr != syscall.EINTR {
+					break
+				}
+			}
+			if a.PidFD != nil {
+				syscall.Close(*a.PidFD)
+				*a.PidFD = -1
+			}
+			return 0, fmt.Errorf("linuxspawn: the proxy's listener: %w", err)
+		}
+		a.Network.Listener = fd
+	}
 	return int(r.pid), nil
+}
+
+// receiveFD reads the one descriptor a message on sock carries, without
+// waiting.
+func receiveFD(sock int) (int, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, syscall.CmsgSpace(4))
+	_, oobn, _, _, err := syscall.Recvmsg(sock, buf, oob, syscall.MSG_DONTWAIT|syscall.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return -1, fmt.Errorf("no descriptor in the message (%v)", err)
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		return -1, fmt.Errorf("not one descriptor in the message (%v)", err)
+	}
+	return fds[0], nil
 }
 
 func check(a *Attr) error {
@@ -425,6 +504,9 @@ func check(a *Attr) error {
 		if n == 0 || n%8 != 0 || n/8 > maxFilterLen {
 			return fmt.Errorf("linuxspawn: seccomp tail filter of %d bytes: want 1 to %d instructions of 8 bytes", n, maxFilterLen)
 		}
+	}
+	if n := a.Network; n != nil && (n.ProxyPort < 0 || n.ProxyPort > 65535) {
+		return fmt.Errorf("linuxspawn: bad proxy port %d", n.ProxyPort)
 	}
 	if m := a.Mounts; m != nil {
 		if len(m.Writable) > maxWritable {
@@ -478,7 +560,11 @@ func boolInt(b bool) C.int {
 // with no Writable, and the tmpfs that denied paths are covered from, are
 // made), by cloning one that does only that and exits (with every signal
 // blocked, as Start's children start).
-func ProbeMounts(m Mounts) error {
+func ProbeMounts(m Mounts) error { return ProbeNamespaces(m, false) }
+
+// ProbeNamespaces is ProbeMounts that, with network, also gives the child a
+// network namespace and brings its loopback interface up.
+func ProbeNamespaces(m Mounts, network bool) error {
 	probe := Mounts{UserNamespace: m.UserNamespace, UID: m.UID, GID: m.GID, ReadOnlyRest: true}
 	a := &Attr{Path: "/", Mounts: &probe}
 	if err := check(a); err != nil {
@@ -498,6 +584,8 @@ func ProbeMounts(m Mounts) error {
 	r.new_mntns = 1
 	r.read_only_rest = 1
 	r.probe_tmpfs = 1
+	r.proxy_sock = -1
+	r.new_netns = boolInt(network)
 	if m.UserNamespace {
 		uid, gid := C.CString(idMapLine(m.UID, m.UID)), C.CString(idMapLine(m.GID, m.GID))
 		maps = append(maps, unsafe.Pointer(uid), unsafe.Pointer(gid))

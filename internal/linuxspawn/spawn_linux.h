@@ -11,6 +11,7 @@ enum {
 	LS_STAGE_STACK,
 	LS_STAGE_CLONE,
 	LS_STAGE_USERNS,
+	LS_STAGE_NETWORK,
 	LS_STAGE_CGROUP,
 	LS_STAGE_SETSID,
 	LS_STAGE_DUP2,
@@ -68,6 +69,9 @@ struct ls_req {
 	int new_ipcns;
 	int new_userns; // with uid_map and gid_map, written by the child
 	const char *uid_map, *gid_map;
+	int new_netns;  // only loopback, up
+	int proxy_port; // with new_netns and proxy_sock: listen on 127.0.0.1:proxy_port
+	int proxy_sock; // the listener is sent there (SCM_RIGHTS); negative: none
 	int new_mntns;
 	int read_only_rest; // every mount read-only but the LS_MOUNT_WRITABLE targets
 	int probe_tmpfs;    // make the denied paths' tmpfs even without any

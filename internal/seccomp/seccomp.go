@@ -100,14 +100,14 @@ const (
 // argument has this size.
 func btrfsIoctl(dir, nr, size uint64) uint64 { return dir | size<<16 | 0x94<<8 | nr }
 
-// NetworkDenied are refused when the policy has no network. socket and
+// DeniedNetworkCalls are refused when the policy has no network. socket and
 // socketpair are refused for every family but AF_UNIX, and for datagram
 // UNIX sockets (SOCK_DGRAM, and SOCK_RAW, which AF_UNIX makes one), so
 // stream socketpair-based tools work while no socket can reach a server (a
 // pathname UNIX socket included, since connect is refused).
 // sendto is refused only with a destination (see Program): send(2) on a
 // socketpair is sendto without one.
-var NetworkDenied = []string{
+var DeniedNetworkCalls = []string{
 	"connect", "bind", "listen", "accept", "accept4",
 	"sendmmsg", "recvmmsg",
 	"getsockopt", "setsockopt", "getpeername", "getsockname", "shutdown",
@@ -125,20 +125,38 @@ const (
 
 // programs are compiled once per policy and part; a compilation that failed
 // only for want of a descriptor or memory is tried again by the next call.
-var programs [2][parts]probe.Result[[]byte]
+var programs [networks][parts]probe.Result[[]byte]
 
-func program(denyNetwork bool, p part) ([]byte, error) {
-	i := 0
-	if denyNetwork {
-		i = 1
+// Network is what a program lets the command do with sockets.
+type Network int
+
+const (
+	// NetworkAllowed leaves sockets alone.
+	NetworkAllowed Network = iota
+	// NetworkDenied allows stream UNIX sockets from socketpair only (see
+	// NetworkDenied's list).
+	NetworkDenied
+	// NetworkLoopback is for a command in a network namespace of its own,
+	// with only a loopback interface (where a proxy listens): IPv4 and IPv6
+	// sockets of every kind, and nothing else but NetworkDenied's
+	// socketpairs. No UNIX socket can be made with socket(2), so none can
+	// connect to the host's pathname sockets, which the namespace does not
+	// hide.
+	NetworkLoopback
+	networks
+)
+
+func program(n Network, p part) ([]byte, error) {
+	if n < 0 || n >= networks {
+		return nil, fmt.Errorf("seccomp: unknown network mode %d", int(n))
 	}
-	return programs[i][p].Get(context.Background(), func() ([]byte, error) { return compile(denyNetwork, p) })
+	return programs[n][p].Get(context.Background(), func() ([]byte, error) { return compile(n, p) })
 }
 
 // Program returns the BPF program for the policy. The bytes are shared:
 // callers must not modify them. An error that probe.Temporary accepts says
 // only that this attempt failed.
-func Program(denyNetwork bool) ([]byte, error) { return program(denyNetwork, whole) }
+func Program(n Network) ([]byte, error) { return program(n, whole) }
 
 // Split returns Program's rules in two programs, for a child that makes
 // namespaces and mounts before its execve: head has every rule but those
@@ -146,11 +164,11 @@ func Program(denyNetwork bool) ([]byte, error) { return program(denyNetwork, who
 // CLONE_NEWUSER), and can be in force from the clone on; tail has those,
 // and is installed by the child last. Together they refuse what Program
 // refuses, with the same errors.
-func Split(denyNetwork bool) (headProgram, tailProgram []byte, err error) {
-	if headProgram, err = program(denyNetwork, head); err != nil {
+func Split(n Network) (headProgram, tailProgram []byte, err error) {
+	if headProgram, err = program(n, head); err != nil {
 		return nil, nil, err
 	}
-	if tailProgram, err = program(denyNetwork, tail); err != nil {
+	if tailProgram, err = program(n, tail); err != nil {
 		return nil, nil, err
 	}
 	return headProgram, tailProgram, nil
@@ -159,7 +177,7 @@ func Split(denyNetwork bool) (headProgram, tailProgram []byte, err error) {
 // Available reports whether this kernel and libseccomp can build and load
 // the filter (it is built, not loaded, here; loading happens in the child).
 func Available() error {
-	if _, err := Program(true); err != nil {
+	if _, err := Program(NetworkDenied); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
@@ -168,7 +186,7 @@ func Available() error {
 	return nil
 }
 
-func compile(denyNetwork bool, p part) ([]byte, error) {
+func compile(n Network, p part) ([]byte, error) {
 	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
@@ -277,7 +295,32 @@ func compile(denyNetwork bool, p part) ([]byte, error) {
 	if err := rule("prctl", libseccomp.ActErrno.SetReturnCode(0), option, signal); err != nil {
 		return nil, err
 	}
-	if denyNetwork {
+	if n == NetworkLoopback {
+		// Every family but AF_INET (2) and AF_INET6 (10): one condition
+		// per rule on the family, which libseccomp takes everywhere.
+		for _, c := range [][2]uint64{
+			{uint64(libseccomp.CompareLess), unix.AF_INET},
+			{uint64(libseccomp.CompareGreater), unix.AF_INET6},
+		} {
+			cond, err := libseccomp.MakeCondition(0, libseccomp.ScmpCompareOp(c[0]), c[1])
+			if err != nil {
+				return nil, fmt.Errorf("seccomp: socket condition: %w", err)
+			}
+			if err := deny("socket", cond); err != nil {
+				return nil, err
+			}
+		}
+		for family := uint64(unix.AF_INET + 1); family < unix.AF_INET6; family++ {
+			cond, err := libseccomp.MakeCondition(0, libseccomp.CompareEqual, family)
+			if err != nil {
+				return nil, fmt.Errorf("seccomp: socket condition: %w", err)
+			}
+			if err := deny("socket", cond); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if n == NetworkDenied {
 		c, err := libseccomp.MakeCondition(0, libseccomp.CompareNotEqual, unix.AF_UNIX)
 		if err != nil {
 			return nil, fmt.Errorf("seccomp: socket condition: %w", err)
@@ -285,6 +328,8 @@ func compile(denyNetwork bool, p part) ([]byte, error) {
 		if err := deny("socket", c); err != nil {
 			return nil, err
 		}
+	}
+	if n != NetworkAllowed {
 		// A datagram UNIX socket needs no connect to reach a pathname
 		// socket: sendmsg with a destination does it, and sendmsg cannot be
 		// filtered by address. So no datagram UNIX sockets, from socket or
@@ -308,14 +353,18 @@ func compile(denyNetwork bool, p part) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("seccomp: socket condition: %w", err)
 			}
-			if err := deny("socket", isUnix, kind); err != nil {
-				return nil, err
+			if n == NetworkDenied {
+				if err := deny("socket", isUnix, kind); err != nil {
+					return nil, err
+				}
 			}
 			if err := deny("socketpair", kind); err != nil {
 				return nil, err
 			}
 		}
-		for _, name := range NetworkDenied {
+	}
+	if n == NetworkDenied {
+		for _, name := range DeniedNetworkCalls {
 			if err := deny(name); err != nil {
 				return nil, err
 			}

@@ -13,7 +13,7 @@ import (
 )
 
 func TestProgramBuildsAndIsCached(t *testing.T) {
-	for _, deny := range []bool{false, true} {
+	for _, deny := range []Network{NetworkAllowed, NetworkDenied, NetworkLoopback} {
 		p1, err := Program(deny)
 		require.NoError(t, err)
 		require.NotEmpty(t, p1)
@@ -21,10 +21,10 @@ func TestProgramBuildsAndIsCached(t *testing.T) {
 		p2, err := Program(deny)
 		require.NoError(t, err)
 		require.Equal(t, &p1[0], &p2[0], "the program is built once per variant")
-		t.Logf("denyNetwork=%v: %d instructions", deny, len(p1)/8)
+		t.Logf("network mode %d: %d instructions", deny, len(p1)/8)
 	}
-	open, _ := Program(false)
-	closed, _ := Program(true)
+	open, _ := Program(NetworkAllowed)
+	closed, _ := Program(NetworkDenied)
 	require.Greater(t, len(closed), len(open), "the network rules add instructions")
 }
 
@@ -36,14 +36,14 @@ func TestAvailable(t *testing.T) {
 // descriptors are free again, the program compiles. (Kept, it made every
 // later strict call fail, and best-effort ones run without seccomp.)
 func TestProgramAfterRunningOutOfDescriptors(t *testing.T) {
-	programs[1][whole] = probe.Result[[]byte]{}
+	programs[NetworkDenied][whole] = probe.Result[[]byte]{}
 	fillers := fillDescriptorTable(t)
-	_, err := Program(true)
+	_, err := Program(NetworkDenied)
 	require.ErrorIs(t, err, unix.EMFILE)
 	for _, fd := range fillers {
 		unix.Close(fd)
 	}
-	bpf, err := Program(true)
+	bpf, err := Program(NetworkDenied)
 	require.NoError(t, err, "the failure for want of descriptors was kept")
 	require.NotEmpty(t, bpf)
 }
@@ -85,7 +85,7 @@ func fillDescriptorTable(t *testing.T) []int {
 // Split's two programs together hold Program's rules: the head leaves out
 // what a child's namespace set-up needs, the tail is that alone.
 func TestSplit(t *testing.T) {
-	for _, denyNetwork := range []bool{false, true} {
+	for _, denyNetwork := range []Network{NetworkAllowed, NetworkDenied, NetworkLoopback} {
 		whole, err := Program(denyNetwork)
 		require.NoError(t, err)
 		head, tail, err := Split(denyNetwork)

@@ -1,0 +1,37 @@
+package sandboxexec
+
+import (
+	"fmt"
+	"net"
+)
+
+// callProxy is the in-process proxy of one call whose policy has
+// AllowedDomains: the runner makes it before the command starts, serves
+// the listener the command reaches, asks it what it refused once the
+// command has ended, and closes it.
+type callProxy interface {
+	Serve(l net.Listener)
+	Env(addr string) []string
+	Denied() []string
+	Close() error
+}
+
+// startCallProxy makes the proxy of one call.
+var startCallProxy = func(policy SandboxPolicy) (callProxy, error) {
+	return nil, fmt.Errorf("%w: AllowedDomains: no proxy yet", ErrSandboxUnavailable)
+}
+
+// proxyEnv sets the variables that point the command at the proxy, and
+// removes those that would route around it.
+func proxyEnv(env []string, p callProxy, addr string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		switch name, _ := envName(kv); name {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
+			"http_proxy", "https_proxy", "all_proxy", "no_proxy":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, p.Env(addr)...)
+}

@@ -1,0 +1,111 @@
+package sandboxexec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultReadOnlySubpaths(t *testing.T) {
+	a := DefaultReadOnlySubpaths()
+	assert.Equal(t, []string{".git", ".hg", ".svn"}, a)
+	a[0] = "changed"
+	assert.Equal(t, ".git", DefaultReadOnlySubpaths()[0], "a new slice each time")
+}
+
+// resolveMasks looks only at the top of each root, creates nothing, skips
+// what does not exist, and follows a .git file to its git directory.
+func TestResolveMasks(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	other, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".hg"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sub", ".git"), 0o755))
+	gitdir := filepath.Join(other, "repo.git", "worktrees", "wt")
+	require.NoError(t, os.MkdirAll(gitdir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(gitdir, "commondir"), []byte("../..\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
+	secret := filepath.Join(other, "secret")
+	require.NoError(t, os.WriteFile(secret, nil, 0o600))
+
+	m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{secret, other, "/nonexistent/x", secret + "/below-a-file"}})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(root, ".hg"), gitdir, filepath.Join(other, "repo.git")}, m.ReadOnly)
+	assert.Equal(t, []string{other}, m.DenyDirs)
+	assert.Equal(t, []string{secret}, m.DenyFiles)
+	_, err = os.Stat(filepath.Join(root, ".svn"))
+	assert.True(t, os.IsNotExist(err), "nothing is created")
+
+	m, err = resolveMasks([]string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
+	require.NoError(t, err)
+	assert.True(t, m.empty())
+}
+
+func TestFilesystemPolicyErrors(t *testing.T) {
+	for _, tc := range []struct {
+		policy SandboxPolicy
+		want   string
+	}{
+		{SandboxPolicy{ReadOnlySubpaths: []string{""}}, "empty name"},
+		{SandboxPolicy{ReadOnlySubpaths: []string{"a/b"}}, `"a/b"`},
+		{SandboxPolicy{ReadOnlySubpaths: []string{`a\b`}}, `"a\\b"`},
+		{SandboxPolicy{ReadOnlySubpaths: []string{"."}}, `"."`},
+		{SandboxPolicy{ReadOnlySubpaths: []string{"x\x00y"}}, "NUL"},
+		{SandboxPolicy{DenyRead: []string{"rel"}}, `"rel"`},
+		{SandboxPolicy{DenyRead: []string{""}}, "empty path"},
+		{SandboxPolicy{DenyRead: []string{"/a\x00"}}, "NUL"},
+	} {
+		err := tc.policy.check()
+		require.Error(t, err, "%+v", tc.policy)
+		assert.Contains(t, err.Error(), tc.want)
+		assert.True(t, strings.HasPrefix(err.Error(), "sandboxexec: policy: "), err.Error())
+	}
+	require.NoError(t, SandboxPolicy{ReadOnlySubpaths: []string{".git", "node_modules", ".env"}, DenyRead: []string{"/a/../b"}}.check())
+}
+
+// FuzzFilesystemPolicy: names and paths come from outside (a model's tool
+// call, a config file). Whatever they are, validation and resolution give
+// an answer or an error, never a panic, and what they protect lies where
+// the rules say: one name below a root, or a DenyRead path resolved.
+func FuzzFilesystemPolicy(f *testing.F) {
+	for _, s := range []string{".git", "", "..", "a/b", "/etc/shadow", "x\x00", "sub", "link", "gitfile"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, name, deny string) {
+		root := t.TempDir()
+		os.Mkdir(filepath.Join(root, "sub"), 0o755)
+		os.Symlink("/", filepath.Join(root, "link"))
+		os.WriteFile(filepath.Join(root, "gitfile"), []byte("gitdir: "+deny+"\n"), 0o644)
+		if !filepath.IsAbs(deny) {
+			deny = filepath.Join(root, deny)
+		}
+		policy := SandboxPolicy{ReadOnlySubpaths: []string{name}, DenyRead: []string{deny}}
+		if err := policy.check(); err != nil {
+			return
+		}
+		assert.NotContains(t, name, "/")
+		roots, err := canonicalRoots([]string{root})
+		require.NoError(t, err)
+		m, err := resolveMasks(roots, policy)
+		if err != nil {
+			return
+		}
+		for _, p := range m.ReadOnly {
+			_, err := os.Lstat(p)
+			assert.NoError(t, err, "%s exists", p)
+		}
+		if len(m.ReadOnly) > 0 {
+			// The name itself, and what a .git file at it names.
+			assert.Contains(t, m.ReadOnly, filepath.Join(roots[0], name))
+			assert.LessOrEqual(t, len(m.ReadOnly), 3)
+		}
+		for _, p := range append(m.DenyDirs, m.DenyFiles...) {
+			assert.True(t, filepath.IsAbs(p) && p != "/", p)
+		}
+	})
+}
