@@ -71,6 +71,15 @@ func ancestors(path string) []string {
 	return out
 }
 
+// noDataVolume makes the profile see no second name under the data volume,
+// which every path on macOS has, so that the golden argvs hold there too.
+// Tests that call it do not run in parallel.
+func noDataVolume(t *testing.T) {
+	old := seatbeltDataVolume
+	seatbeltDataVolume = filepath.Join(t.TempDir(), "no-data-volume")
+	t.Cleanup(func() { seatbeltDataVolume = old })
+}
+
 func seatbeltCmd(head []string, flags ...[]string) []string {
 	out := append([]string(nil), head...)
 	for _, f := range flags {
@@ -83,6 +92,7 @@ func seatbeltCmd(head []string, flags ...[]string) []string {
 // subpath, a file by literal; a name that does not exist gets no rule, and
 // nothing is created.
 func TestCreateSeatbeltCommandReadOnlyDefaults(t *testing.T) {
+	noDataVolume(t)
 	root := realDir(t, "root")
 	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".hg"), []byte("not a gitdir line\n"), 0o644))
@@ -121,6 +131,7 @@ func TestCreateSeatbeltCommandReadOnlyDefaults(t *testing.T) {
 // A worktree's .git file is read-only, and so are the git directory it
 // names and the common directory that one names, wherever they are.
 func TestCreateSeatbeltCommandReadOnlyWorktree(t *testing.T) {
+	noDataVolume(t)
 	main := realDir(t, "main")
 	gitdir := filepath.Join(main, ".git", "worktrees", "wt")
 	require.NoError(t, os.MkdirAll(gitdir, 0o755))
@@ -144,6 +155,7 @@ func TestCreateSeatbeltCommandReadOnlyWorktree(t *testing.T) {
 // missing ones are ignored; the rules hold with every other field set, and
 // come after every allow rule.
 func TestCreateSeatbeltCommandDenyRead(t *testing.T) {
+	noDataVolume(t)
 	root := realDir(t, "root")
 	secrets := realDir(t, "secrets")
 	require.NoError(t, os.WriteFile(filepath.Join(secrets, "key"), []byte("k"), 0o600))
@@ -228,6 +240,7 @@ func TestCreateSeatbeltCommandBadFilesystemPolicy(t *testing.T) {
 
 // No character of a protected or denied path reaches the profile text.
 func TestCreateSeatbeltCommandHostileMaskNames(t *testing.T) {
+	noDataVolume(t)
 	var deny []string
 	root := realDir(t, `ro")) (allow default) ("`)
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".git"), 0o755))
@@ -280,9 +293,8 @@ func TestSeatbeltDataVolumeNames(t *testing.T) {
 	require.NoError(t, os.WriteFile(other, nil, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(vol, other), nil, 0o600)) // another file: no alias
 
-	old := seatbeltDataVolume
+	noDataVolume(t)
 	seatbeltDataVolume = vol
-	t.Cleanup(func() { seatbeltDataVolume = old })
 	argv, err := CreateSeatbeltCommand([]string{"true"}, nil, SandboxPolicy{DenyRead: []string{file, other}})
 	require.NoError(t, err)
 	checkSeatbeltArgv(t, argv)
@@ -298,6 +310,7 @@ func TestSeatbeltDataVolumeNames(t *testing.T) {
 
 // The runner keeps the masks when it adds a TMPDIR of the call's own.
 func TestSeatbeltRunnerRequestMasks(t *testing.T) {
+	noDataVolume(t)
 	root := realDir(t, "root")
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".git"), 0o755))
 	secret := realDir(t, "secret")
