@@ -328,9 +328,9 @@ func CreateSeatbeltCommand(command, writableRoots []string, policy SandboxPolicy
 type seatbeltRunner struct {
 	params seatbeltParams // the call's roots (canonical), masks and proxy port
 	policy SandboxPolicy
-	// proxyEnv are "KEY=value" entries set in the command's environment,
-	// over what it has: the proxy's variables, where AllowedDomains asks for
-	// one.
+	// proxyEnv are the proxy's variables, where AllowedDomains asks for
+	// one: a "KEY=value" entry is set in the command's environment over
+	// what it has, a bare "KEY" (NO_PROXY) removed from it.
 	proxyEnv []string
 }
 
@@ -353,8 +353,11 @@ func (r *seatbeltRunner) request(req *spawnRequest) (_ *spawnRequest, tmp string
 	out.path = seatbeltExecutable
 	out.env = withSandboxEnv(req.env, "seatbelt", !r.policy.NetworkAccess)
 	for _, kv := range r.proxyEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		out.env = setEnv(out.env, k, v)
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out.env = setEnv(out.env, k, v)
+		} else {
+			out.env = slices.DeleteFunc(slices.Clip(out.env), func(e string) bool { return strings.HasPrefix(e, kv+"=") })
+		}
 	}
 	params := r.params
 	if !r.policy.FullDiskWriteAccess {
