@@ -163,7 +163,11 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     die) returns what was read and an error that says so, after a timeout
 //     too: its exit status is unknown and it may be alive yet.
 //
-// writableRoots and policy apply to sandboxed runs only.
+// writableRoots and policy apply to sandboxed runs only. SandboxNone (the
+// only type on Windows) ignores the roots, ReadOnlySubpaths and DenyRead,
+// but still refuses a policy with a bad name or path, and refuses
+// AllowedDomains with ErrSandboxUnavailable, since nothing would hold the
+// command to the proxy.
 func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType SandboxType,
 	writableRoots []string, policy SandboxPolicy, opts ...Option) (ExecToolCallOutput, error) {
 	if ctx == nil {

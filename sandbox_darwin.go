@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"github.com/agentbox/sandboxexec/internal/probe"
@@ -20,7 +21,19 @@ func platformRunner(ctx context.Context, t SandboxType, writableRoots []string, 
 	if err := seatbeltUsable(ctx); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
 	}
-	r, err := newSeatbeltRunner(writableRoots, policy)
+	proxyPort := 0
+	if len(policy.AllowedDomains) > 0 {
+		// MERGE(netproxy): start the call's proxy here (internal/netproxy,
+		// on 127.0.0.1), after seatbeltProxyUsable(ctx) has passed, and set
+		// proxyPort to its port and the runner's proxyEnv to its variables;
+		// the proxy must be stopped, and its refused hosts put in
+		// ExecToolCallOutput.DeniedHosts, when the call returns. Until then
+		// a call with AllowedDomains fails closed rather than running with
+		// no network or with all of it.
+		return nil, fmt.Errorf("%w: AllowedDomains under %v is not wired yet (the call's proxy is not started on macOS)",
+			ErrSandboxUnavailable, t)
+	}
+	r, err := newSeatbeltRunner(writableRoots, policy, proxyPort)
 	if err != nil {
 		return nil, err
 	}
@@ -28,26 +41,72 @@ func platformRunner(ctx context.Context, t SandboxType, writableRoots []string, 
 }
 
 // seatbeltUsable checks that sandbox-exec can apply this package's profiles
-// here: with a writable root and without network, and with network. It
-// cannot where this process already runs in a sandbox (under another
-// agent's): it then prints "sandbox_apply: Operation not permitted" and
-// exits 71 without running the command; nor where this macOS rejects a rule
-// of the profile (exit 65). Either would otherwise read as the command's
-// failure, and as a denial, on every call. The answer is kept, unless the
-// check could not be made just then (no process or descriptor to be had,
-// or sandbox-exec took longer than seatbeltCheckTime): the next call asks
-// again. A call waits for the check until ctx is done at most.
+// here: with a writable root and without network, and with network, each
+// with the rules of the filesystem policy. It cannot where this process
+// already runs in a sandbox (under another agent's): it then prints
+// "sandbox_apply: Operation not permitted" and exits 71 without running the
+// command; nor where this macOS rejects a rule of the profile (exit 65).
+// Either would otherwise read as the command's failure, and as a denial, on
+// every call. The answer is kept, unless the check could not be made just
+// then (no process or descriptor to be had, or sandbox-exec took longer
+// than seatbeltCheckTime): the next call asks again. A call waits for the
+// check until ctx is done at most.
 func seatbeltUsable(ctx context.Context) error {
-	_, err := seatbeltChecked.Get(ctx, func() (struct{}, error) { return struct{}{}, checkSeatbelt() })
+	_, err := seatbeltChecked.Get(ctx, func() (struct{}, error) {
+		return struct{}{}, checkSeatbelt(seatbeltCheckProfiles(false))
+	})
 	return err
 }
 
-var seatbeltChecked probe.Result[struct{}]
+// seatbeltProxyUsable is seatbeltUsable for the profile of AllowedDomains,
+// checked apart so that a macOS that rejects only its rule fails only the
+// calls that need it.
+func seatbeltProxyUsable(ctx context.Context) error {
+	_, err := seatbeltProxyChecked.Get(ctx, func() (struct{}, error) {
+		return struct{}{}, checkSeatbelt(seatbeltCheckProfiles(true))
+	})
+	return err
+}
 
-// seatbeltCheckTime bounds each of the check's two runs of /usr/bin/true.
+var seatbeltChecked, seatbeltProxyChecked probe.Result[struct{}]
+
+// seatbeltCheckTime bounds each of the check's runs of /usr/bin/true.
 const seatbeltCheckTime = 5 * time.Second
 
-func checkSeatbelt() error {
+// seatbeltCheckProfiles are the argvs the check runs: every kind of rule a
+// call's profile may hold. The paths need not exist: Seatbelt only matches
+// them.
+func seatbeltCheckProfiles(proxy bool) [][]string {
+	tmp := os.TempDir()
+	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+		tmp = real
+	}
+	masked := seatbeltParams{
+		roots:         []string{tmp},
+		readOnlyDirs:  []string{filepath.Join(tmp, "sandboxexec-check", ".git")},
+		readOnlyFiles: []string{filepath.Join(tmp, "sandboxexec-check", ".hg")},
+		denyDirs:      []string{filepath.Join(tmp, "sandboxexec-check", "secrets")},
+		denyFiles:     []string{filepath.Join(tmp, "sandboxexec-check", "secret")},
+		pinned:        []string{filepath.Join(tmp, "sandboxexec-check")},
+	}
+	var policies []SandboxPolicy
+	var params []seatbeltParams
+	if proxy {
+		masked.proxyPort = 9 // the port is only matched
+		policies = []SandboxPolicy{{AllowedDomains: []string{"example.com"}}}
+		params = []seatbeltParams{masked}
+	} else {
+		policies = []SandboxPolicy{{}, {NetworkAccess: true, FullDiskWriteAccess: true}}
+		params = []seatbeltParams{{roots: []string{tmp}}, masked}
+	}
+	var out [][]string
+	for i, policy := range policies {
+		out = append(out, append(seatbeltArgv(params[i], policy), "--", "/usr/bin/true"))
+	}
+	return out
+}
+
+func checkSeatbelt(argvs [][]string) error {
 	fi, err := os.Stat(seatbeltExecutable)
 	if err != nil {
 		return err
@@ -55,11 +114,7 @@ func checkSeatbelt() error {
 	if fi.IsDir() || fi.Mode()&0o111 == 0 {
 		return fmt.Errorf("%s is not executable", seatbeltExecutable)
 	}
-	for _, policy := range []SandboxPolicy{{}, {NetworkAccess: true}} {
-		argv, err := CreateSeatbeltCommand([]string{"/usr/bin/true"}, []string{os.TempDir()}, policy)
-		if err != nil {
-			return err
-		}
+	for _, argv := range argvs {
 		ctx, cancel := context.WithTimeout(context.Background(), seatbeltCheckTime)
 		out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 		cancel()

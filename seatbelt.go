@@ -2,7 +2,10 @@ package sandboxexec
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,15 +55,115 @@ const seatbeltNetworkPolicy = `
   (global-name "com.apple.ocspd"))
 `
 
-// seatbeltPolicy is the profile text for nRoots writable roots under
-// policy. It depends on nothing else: the roots' paths reach sandbox-exec
-// only as -D parameter values, so no path can change what the text says.
-func seatbeltPolicy(nRoots int, policy SandboxPolicy) string {
+// seatbeltProxyPolicy is appended, instead of seatbeltNetworkPolicy, when
+// the policy names AllowedDomains: the command may connect to the call's
+// proxy on the loopback interface (its port a parameter) and nowhere else:
+// no DNS, no UNIX socket, no listening. The proxy resolves names and dials
+// for it. The certificate services stay in reach so that TLS through the
+// proxy can be checked; trustd may fetch intermediate certificates and
+// revocation data itself, from addresses a certificate names, which the
+// proxy does not see.
+const seatbeltProxyPolicy = `
+; AllowedDomains: outbound connections to the call's proxy only.
+(allow network-outbound
+  (remote ip (string-append "localhost:" (param "PROXY_PORT"))))
+(allow mach-lookup
+  (global-name "com.apple.SecurityServer")
+  (global-name "com.apple.trustd")
+  (global-name "com.apple.trustd.agent"))
+`
+
+// seatbeltProxyParam carries the proxy's port.
+const seatbeltProxyParam = "PROXY_PORT"
+
+// The parameters of the filesystem policy, numbered from 0 in each family.
+const (
+	seatbeltReadOnlyDirParam  = "READ_ONLY_DIR_"
+	seatbeltReadOnlyFileParam = "READ_ONLY_FILE_"
+	seatbeltDenyDirParam      = "DENY_READ_DIR_"
+	seatbeltDenyFileParam     = "DENY_READ_FILE_"
+	seatbeltPinnedParam       = "PINNED_DIR_"
+)
+
+// seatbeltParams is what one profile is made for: the canonical paths that
+// reach sandbox-exec as -D parameters, and the proxy's port (0: none).
+// ReadOnly and Deny paths are split into directories, matched with subpath,
+// and files, matched with literal. Pinned are the directories above them,
+// which may not be renamed or removed: Seatbelt matches paths, so moving
+// an ancestor (mv R R2, then write R2/.git/config) would carry a protected
+// path to one that no rule names.
+type seatbeltParams struct {
+	roots                       []string
+	readOnlyDirs, readOnlyFiles []string
+	denyDirs, denyFiles         []string
+	pinned                      []string
+	proxyPort                   int
+}
+
+// seatbeltDataVolume is where macOS mounts the volume that /Users, /private
+// and the rest of the writable system live on; its paths reach the same
+// files as the firmlinked names at the top. A variable for tests.
+var seatbeltDataVolume = "/System/Volumes/Data"
+
+// newSeatbeltParams sorts masks into the families a profile names, adding
+// the data volume's name for each path where it reaches the same file, so
+// that no second name for a protected path is left without a rule.
+func newSeatbeltParams(roots []string, masks fsMasks, proxyPort int) seatbeltParams {
+	p := seatbeltParams{roots: roots, proxyPort: proxyPort}
+	for _, path := range withDataVolumeNames(masks.ReadOnly) {
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			p.readOnlyFiles = append(p.readOnlyFiles, path)
+		} else {
+			// A directory, or gone since it was resolved: subpath covers it
+			// and anything made in its place.
+			p.readOnlyDirs = append(p.readOnlyDirs, path)
+		}
+	}
+	p.denyDirs = withDataVolumeNames(masks.DenyDirs)
+	p.denyFiles = withDataVolumeNames(masks.DenyFiles)
+	seen := map[string]bool{}
+	for _, list := range [][]string{p.readOnlyDirs, p.readOnlyFiles, p.denyDirs, p.denyFiles} {
+		for _, path := range list {
+			for dir := filepath.Dir(path); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+				if !seen[dir] {
+					seen[dir] = true
+					p.pinned = append(p.pinned, dir)
+				}
+			}
+		}
+	}
+	return p
+}
+
+// withDataVolumeNames is paths, each followed by its name under
+// seatbeltDataVolume where that is the same file.
+func withDataVolumeNames(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, path := range paths {
+		out = append(out, path)
+		if pathWithin(path, seatbeltDataVolume) {
+			continue
+		}
+		alias := filepath.Join(seatbeltDataVolume, path)
+		a, errA := os.Stat(alias)
+		b, errB := os.Stat(path)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			out = append(out, alias)
+		}
+	}
+	return out
+}
+
+// seatbeltPolicy is the profile text for params under policy. It depends
+// only on how many paths of each kind params holds and whether it has a
+// proxy: every path and the port reach sandbox-exec only as -D parameter
+// values, so no path can change what the text says.
+func seatbeltPolicy(params seatbeltParams, policy SandboxPolicy) string {
 	var b strings.Builder
 	b.WriteString(seatbeltBasePolicy)
-	if nRoots > 0 {
+	if len(params.roots) > 0 {
 		b.WriteString("\n; Writable roots, passed as parameters.\n(allow file-write*")
-		for i := 0; i < nRoots; i++ {
+		for i := range params.roots {
 			b.WriteString("\n  (subpath (param \"")
 			b.WriteString(seatbeltRootParam(i))
 			b.WriteString("\"))")
@@ -70,33 +173,96 @@ func seatbeltPolicy(nRoots int, policy SandboxPolicy) string {
 	if policy.FullDiskWriteAccess {
 		b.WriteString(seatbeltFullDiskWritePolicy)
 	}
-	if policy.NetworkAccess {
+	switch {
+	case policy.NetworkAccess:
 		b.WriteString(seatbeltNetworkPolicy)
+	case params.proxyPort != 0:
+		b.WriteString(seatbeltProxyPolicy)
+	}
+	// The denials come last, so that they win over every allow above,
+	// FullDiskWriteAccess's included. Hard links and clones, which would
+	// give a protected file a second name, are denied throughout by
+	// (deny default): no rule allows file-link or file-clone.
+	if len(params.readOnlyDirs)+len(params.readOnlyFiles) > 0 {
+		b.WriteString("\n; ReadOnlySubpaths: nothing in them or of them may change.\n(deny file-write*")
+		writeParamFilters(&b, "subpath", seatbeltReadOnlyDirParam, len(params.readOnlyDirs))
+		writeParamFilters(&b, "literal", seatbeltReadOnlyFileParam, len(params.readOnlyFiles))
+		b.WriteString(")\n")
+	}
+	if len(params.denyDirs)+len(params.denyFiles) > 0 {
+		b.WriteString("\n; DenyRead: no reading, listing, running or writing.\n(deny file-read* file-write* process-exec")
+		writeParamFilters(&b, "subpath", seatbeltDenyDirParam, len(params.denyDirs))
+		writeParamFilters(&b, "literal", seatbeltDenyFileParam, len(params.denyFiles))
+		b.WriteString(")\n")
+	}
+	if len(params.pinned) > 0 {
+		b.WriteString("\n; The directories above them stay where they are.\n(deny file-write-unlink")
+		writeParamFilters(&b, "literal", seatbeltPinnedParam, len(params.pinned))
+		b.WriteString(")\n")
 	}
 	return b.String()
 }
 
-// seatbeltPrefix is the sandbox-exec argv up to, not including, the "--"
-// that precedes the command, and the canonical roots it names.
-func seatbeltPrefix(writableRoots []string, policy SandboxPolicy) (argv, roots []string, err error) {
-	if err := policy.check(); err != nil {
-		return nil, nil, err
+// writeParamFilters writes n filters "(kind (param "<prefix><i>"))".
+func writeParamFilters(b *strings.Builder, kind, prefix string, n int) {
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(b, "\n  (%s (param \"%s%d\"))", kind, prefix, i)
 	}
-	roots, err = canonicalRoots(writableRoots)
-	if err != nil {
-		return nil, nil, err
-	}
-	argv = make([]string, 0, 3+len(roots))
-	argv = append(argv, seatbeltExecutable, "-p", seatbeltPolicy(len(roots), policy))
-	for i, root := range roots {
+}
+
+// seatbeltArgv is the sandbox-exec argv for params up to, not including,
+// the "--" that precedes the command.
+func seatbeltArgv(params seatbeltParams, policy SandboxPolicy) []string {
+	argv := []string{seatbeltExecutable, "-p", seatbeltPolicy(params, policy)}
+	for i, root := range params.roots {
 		argv = append(argv, "-D"+seatbeltRootParam(i)+"="+root)
 	}
-	return argv, roots, nil
+	for _, family := range []struct {
+		prefix string
+		paths  []string
+	}{
+		{seatbeltReadOnlyDirParam, params.readOnlyDirs},
+		{seatbeltReadOnlyFileParam, params.readOnlyFiles},
+		{seatbeltDenyDirParam, params.denyDirs},
+		{seatbeltDenyFileParam, params.denyFiles},
+		{seatbeltPinnedParam, params.pinned},
+	} {
+		for i, path := range family.paths {
+			argv = append(argv, "-D"+family.prefix+strconv.Itoa(i)+"="+path)
+		}
+	}
+	if params.proxyPort != 0 {
+		argv = append(argv, "-D"+seatbeltProxyParam+"="+strconv.Itoa(params.proxyPort))
+	}
+	return argv
+}
+
+// seatbeltPrefix checks policy, resolves the roots and what the filesystem
+// policy protects under them, and returns the profile's parameters. A
+// policy with AllowedDomains needs proxyPort, the port of the call's proxy
+// on 127.0.0.1; without AllowedDomains proxyPort must be 0.
+func seatbeltPrefix(writableRoots []string, policy SandboxPolicy, proxyPort int) (seatbeltParams, error) {
+	if err := policy.check(); err != nil {
+		return seatbeltParams{}, err
+	}
+	if (len(policy.AllowedDomains) > 0) != (proxyPort != 0) || proxyPort < 0 || proxyPort > 65535 {
+		return seatbeltParams{}, fmt.Errorf("sandboxexec: seatbelt: proxy port %d does not fit AllowedDomains %q", proxyPort, policy.AllowedDomains)
+	}
+	roots, err := canonicalRoots(writableRoots)
+	if err != nil {
+		return seatbeltParams{}, err
+	}
+	masks, err := resolveMasks(roots, policy)
+	if err != nil {
+		return seatbeltParams{}, err
+	}
+	return newSeatbeltParams(roots, masks, proxyPort), nil
 }
 
 // CreateSeatbeltCommand returns the argv that runs command under macOS
 // Seatbelt: /usr/bin/sandbox-exec, "-p" and the profile text, one
-// -DWRITABLE_ROOT_<i>=<root> per writable root, "--", then command.
+// -DWRITABLE_ROOT_<i>=<root> per writable root, the parameters of the
+// filesystem policy (below), "--", then command.
 //
 // The profile denies everything but reading files, running programs and
 // the little that shells, compilers and runtimes need; writes are allowed
@@ -111,6 +277,25 @@ func seatbeltPrefix(writableRoots []string, policy SandboxPolicy) (argv, roots [
 // passed only as a parameter value, never spliced into the profile, so no
 // character in a path can change the rules. CreateSeatbeltCommand is
 // compiled on every platform; running its result needs macOS.
+//
+// The filesystem policy holds under FullDiskWriteAccess and NetworkAccess
+// too. Each existing ReadOnlySubpaths entry of each root (and the git
+// directory a ".git" file names) gets a rule that denies every kind of
+// write in it and of it: -DREAD_ONLY_DIR_<i> for a directory, matched as a
+// subpath, -DREAD_ONLY_FILE_<i> for a file, matched literally. Each
+// existing DenyRead path gets one that denies reading, listing, running and
+// writing: -DDENY_READ_DIR_<i> or -DDENY_READ_FILE_<i>. Unlike Linux, where
+// a denied directory reads as empty, Seatbelt refuses every access there
+// with EPERM, the path itself included (stat, ls, cat, exec); its name stays
+// visible in its parent's listing. Every directory above a protected or
+// denied path is passed as -DPINNED_DIR_<i> and may not be renamed or
+// removed, since the rules follow paths, not files. Where a path has a
+// second name under /System/Volumes/Data, that name gets the same rule.
+// A hard link made before the call reaches the file under its other name.
+//
+// AllowedDomains needs the proxy that ProcessExecToolCall runs for each
+// call, which an argv cannot carry: CreateSeatbeltCommand refuses a policy
+// that names any.
 func CreateSeatbeltCommand(command, writableRoots []string, policy SandboxPolicy) ([]string, error) {
 	if len(command) == 0 {
 		return nil, ErrEmptyCommand
@@ -123,28 +308,40 @@ func CreateSeatbeltCommand(command, writableRoots []string, policy SandboxPolicy
 			return nil, fmt.Errorf("sandboxexec: command argument %d contains a NUL byte", i)
 		}
 	}
-	argv, _, err := seatbeltPrefix(writableRoots, policy)
+	if err := policy.check(); err != nil {
+		return nil, err
+	}
+	if len(policy.AllowedDomains) > 0 {
+		return nil, errors.New("sandboxexec: CreateSeatbeltCommand cannot apply AllowedDomains: they need the " +
+			"proxy that ProcessExecToolCall runs for each call; use ProcessExecToolCall with SandboxMacosSeatbelt")
+	}
+	params, err := seatbeltPrefix(writableRoots, policy, 0)
 	if err != nil {
 		return nil, err
 	}
-	argv = append(argv, "--")
+	argv := append(seatbeltArgv(params, policy), "--")
 	return append(argv, command...), nil
 }
 
 // seatbeltRunner starts commands through sandbox-exec with a profile built
 // once for the call.
 type seatbeltRunner struct {
-	prefix []string // sandbox-exec argv before "--"
-	roots  []string // canonical
+	params seatbeltParams // the call's roots (canonical), masks and proxy port
 	policy SandboxPolicy
+	// proxyEnv are the proxy's variables, where AllowedDomains asks for
+	// one: a "KEY=value" entry is set in the command's environment over
+	// what it has, a bare "KEY" (NO_PROXY) removed from it.
+	proxyEnv []string
 }
 
-func newSeatbeltRunner(writableRoots []string, policy SandboxPolicy) (*seatbeltRunner, error) {
-	prefix, roots, err := seatbeltPrefix(writableRoots, policy)
+// newSeatbeltRunner builds the call's profile. proxyPort is the port of the
+// call's proxy on 127.0.0.1 when the policy has AllowedDomains, else 0.
+func newSeatbeltRunner(writableRoots []string, policy SandboxPolicy, proxyPort int) (*seatbeltRunner, error) {
+	params, err := seatbeltPrefix(writableRoots, policy, proxyPort)
 	if err != nil {
 		return nil, err
 	}
-	return &seatbeltRunner{prefix: prefix, roots: roots, policy: policy}, nil
+	return &seatbeltRunner{params: params, policy: policy}, nil
 }
 
 // request is req rewritten to run under sandbox-exec, and the TMPDIR of
@@ -155,21 +352,26 @@ func (r *seatbeltRunner) request(req *spawnRequest) (_ *spawnRequest, tmp string
 	out := *req
 	out.path = seatbeltExecutable
 	out.env = withSandboxEnv(req.env, "seatbelt", !r.policy.NetworkAccess)
-	prefix := r.prefix
+	for _, kv := range r.proxyEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out.env = setEnv(out.env, k, v)
+		} else {
+			out.env = slices.DeleteFunc(slices.Clip(out.env), func(e string) bool { return strings.HasPrefix(e, kv+"=") })
+		}
+	}
+	params := r.params
 	if !r.policy.FullDiskWriteAccess {
-		out.env, tmp, err = privateTMPDIR(out.env, r.roots)
+		out.env, tmp, err = privateTMPDIR(out.env, params.roots)
 		if err != nil {
 			return nil, "", err
 		}
 	}
 	if tmp != "" {
-		prefix, _, err = seatbeltPrefix(append(slices.Clip(r.roots), tmp), r.policy)
-		if err != nil {
-			removeTMPDIR(tmp)
-			return nil, "", err
-		}
+		// A new directory: nothing in it to protect, so the masks stay.
+		params.roots = append(slices.Clip(params.roots), tmp)
 	}
-	argv := make([]string, 0, len(prefix)+1+len(req.argv))
+	prefix := seatbeltArgv(params, r.policy)
+	argv := make([]string, 0, len(prefix)+2+len(req.argv))
 	argv = append(argv, prefix...)
 	argv = append(argv, "--", req.path)
 	out.argv = append(argv, req.argv[1:]...)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -307,7 +308,7 @@ func TestCreateSeatbeltCommandFullDiskWrite(t *testing.T) {
 
 func TestSeatbeltRunnerRequest(t *testing.T) {
 	root := realDir(t, "root")
-	r, err := newSeatbeltRunner([]string{root}, SandboxPolicy{})
+	r, err := newSeatbeltRunner([]string{root}, SandboxPolicy{}, 0)
 	require.NoError(t, err)
 	req := &spawnRequest{
 		path: "/bin/echo",
@@ -335,7 +336,7 @@ func TestSeatbeltRunnerRequest(t *testing.T) {
 	assert.Equal(t, []string{"echo", "a", "b"}, req.argv)
 	assert.Equal(t, []string{"PATH=/usr/bin:/bin", "SANDBOXEXEC_SANDBOX=spoofed", "HOME=/home/x"}, req.env)
 
-	r, err = newSeatbeltRunner(nil, SandboxPolicy{NetworkAccess: true})
+	r, err = newSeatbeltRunner(nil, SandboxPolicy{NetworkAccess: true}, 0)
 	require.NoError(t, err)
 	got, tmp, err = r.request(&spawnRequest{path: "/bin/true", argv: []string{"true"},
 		env: []string{"SANDBOXEXEC_NETWORK_DISABLED=1"}})
@@ -344,7 +345,7 @@ func TestSeatbeltRunnerRequest(t *testing.T) {
 	assert.Equal(t, []string{"SANDBOXEXEC_SANDBOX=seatbelt"}, got.env)
 	assert.Equal(t, []string{"--", "/bin/true"}, got.argv[len(got.argv)-2:])
 
-	_, err = newSeatbeltRunner([]string{"relative"}, SandboxPolicy{})
+	_, err = newSeatbeltRunner([]string{"relative"}, SandboxPolicy{}, 0)
 	assert.Error(t, err)
 }
 
@@ -369,7 +370,7 @@ func TestSeatbeltRunnerTMPDIR(t *testing.T) {
 		{"full disk write", []string{root}, SandboxPolicy{FullDiskWriteAccess: true}, "/var/folders/x/T", "/var/folders/x/T"},
 		{"no roots", nil, SandboxPolicy{}, "/var/folders/x/T", "/var/folders/x/T"},
 	} {
-		r, err := newSeatbeltRunner(tc.roots, tc.policy)
+		r, err := newSeatbeltRunner(tc.roots, tc.policy, 0)
 		require.NoError(t, err, tc.name)
 		env := []string{"PATH=/usr/bin:/bin"}
 		if tc.tmpdir != "" {
@@ -397,26 +398,34 @@ func TestSeatbeltRunnerTMPDIR(t *testing.T) {
 }
 
 // FuzzCreateSeatbeltCommand feeds arbitrary root strings, as they are and
-// below an existing directory, and checks that the profile text is the
-// fixed one for the number of roots passed, stays balanced, and contains no
-// root text that is not already part of the fixed profile.
+// below an existing directory, with a read-only name (made in that
+// directory) and the roots as DenyRead paths, and checks that the profile
+// text is the fixed one for the number of parameters of each kind, stays
+// balanced, and contains no path text that is not already part of the
+// fixed profile.
 func FuzzCreateSeatbeltCommand(f *testing.F) {
-	f.Add("/", "a", "rel", false, false)
-	f.Add("/tmp", `x")) (allow default) ("`, "/nonexistent", true, false)
-	f.Add("", "new\nline;comment", "(param \"WRITABLE_ROOT_0\")", false, true)
-	f.Add("/tmp/\x00", `#"^/"`, "\\", true, true)
-	f.Add("/..", "../../etc", "/dev/null", false, false)
+	f.Add("/", "a", "rel", ".git", false, false, false)
+	f.Add("/tmp", `x")) (allow default) ("`, "/nonexistent", `y")) (allow default) ("`, true, false, true)
+	f.Add("", "new\nline;comment", "(param \"WRITABLE_ROOT_0\")", "", false, true, false)
+	f.Add("/tmp/\x00", `#"^/"`, "\\", "a/b", true, true, true)
+	f.Add("/..", "../../etc", "/dev/null", "..", false, false, true)
 	base := f.TempDir()
 	if resolved, err := filepath.EvalSymlinks(base); err == nil {
 		base = resolved
 	}
-	f.Fuzz(func(t *testing.T, r1, r2, r3 string, network, fullDisk bool) {
+	f.Fuzz(func(t *testing.T, r1, r2, r3, ro string, network, fullDisk, deny bool) {
 		inBase := filepath.Join(base, r2)
 		if strings.HasPrefix(inBase, base+string(filepath.Separator)) && !strings.ContainsRune(r2, 0) {
 			os.MkdirAll(inBase, 0o755) // may fail: the root is then skipped
+			if checkSubpathName(ro) == nil {
+				os.Mkdir(filepath.Join(inBase, ro), 0o755)
+			}
 		}
-		policy := SandboxPolicy{NetworkAccess: network, FullDiskWriteAccess: fullDisk}
+		policy := SandboxPolicy{NetworkAccess: network, FullDiskWriteAccess: fullDisk, ReadOnlySubpaths: []string{ro}}
 		roots := []string{r1, inBase, r3, "/" + r3}
+		if deny {
+			policy.DenyRead = []string{r3, "/" + r3}
+		}
 		argv, err := CreateSeatbeltCommand([]string{"true"}, roots, policy)
 		if err != nil {
 			assert.Nil(t, argv)
@@ -424,53 +433,89 @@ func FuzzCreateSeatbeltCommand(f *testing.F) {
 		}
 		require.GreaterOrEqual(t, len(argv), 5)
 		policyText := argv[2]
-		nParams := 0
+		params := seatbeltParamsOf(t, argv)
+		assert.Equal(t, seatbeltPolicy(params, policy), policyText)
+		checkSeatbeltArgv(t, argv)
+		fixed := seatbeltPolicy(params, SandboxPolicy{NetworkAccess: true, FullDiskWriteAccess: true})
+		texts := []string{r1, r2, r3, ro, inBase}
 		for _, a := range argv[3:] {
 			if a == "--" {
 				break
 			}
-			nParams++
-		}
-		assert.Equal(t, seatbeltPolicy(nParams, policy), policyText)
-		checkSeatbeltArgv(t, argv)
-		fixed := seatbeltPolicy(len(roots), SandboxPolicy{NetworkAccess: true, FullDiskWriteAccess: true})
-		texts := []string{r1, r2, r3, inBase}
-		for _, a := range argv[3 : 3+nParams] {
 			_, value, _ := strings.Cut(a, "=")
 			texts = append(texts, value)
 		}
 		for _, text := range texts {
 			if text != "" && strings.Contains(policyText, text) {
-				assert.Contains(t, fixed, text, "root text reached the policy")
+				assert.Contains(t, fixed, text, "path text reached the policy")
 			}
 		}
 	})
 }
 
 // checkSeatbeltArgv checks an argv from CreateSeatbeltCommand: the fixed
-// executable, "-p" and a well-formed profile, -D parameters numbered from 0
-// that match the profile's (param ...) references one to one, then "--".
-// It returns the profile's top-level forms.
+// executable, "-p" and a well-formed profile, -D parameters of the known
+// families, each numbered from 0 in order, with absolute paths for values
+// (a port for PROXY_PORT), that match the profile's (param ...) references
+// one to one, then "--". It returns the profile's top-level forms.
 func checkSeatbeltArgv(t *testing.T, argv []string) []sexp {
 	t.Helper()
 	require.GreaterOrEqual(t, len(argv), 5)
 	require.Equal(t, "/usr/bin/sandbox-exec", argv[0])
 	require.Equal(t, "-p", argv[1])
 	defined := map[string]bool{}
+	next := map[string]int{}
 	i := 3
 	for ; i < len(argv) && argv[i] != "--"; i++ {
 		def, ok := strings.CutPrefix(argv[i], "-D")
 		require.True(t, ok, "argument %d %q is neither -D nor --", i, argv[i])
 		name, value, ok := strings.Cut(def, "=")
 		require.True(t, ok, "-D without =: %q", argv[i])
-		require.Equal(t, fmt.Sprintf("WRITABLE_ROOT_%d", i-3), name)
-		require.True(t, filepath.IsAbs(value), "parameter value %q is not absolute", value)
-		require.NotContains(t, value, "\x00")
+		require.False(t, defined[name], "-D%s given twice", name)
 		defined[name] = true
+		require.NotContains(t, value, "\x00")
+		if name == "PROXY_PORT" {
+			port, err := strconv.Atoi(value)
+			require.NoError(t, err, "PROXY_PORT %q", value)
+			require.True(t, port > 0 && port < 65536, "PROXY_PORT %d", port)
+			continue
+		}
+		m := seatbeltParamRE.FindStringSubmatch(name)
+		require.NotNil(t, m, "unknown parameter %q", name)
+		require.Equal(t, strconv.Itoa(next[m[1]]), m[2], "parameter %s out of order", name)
+		next[m[1]]++
+		require.True(t, filepath.IsAbs(value), "parameter value %q is not absolute", value)
 	}
 	require.Less(t, i, len(argv), "no -- before the command")
 	require.Less(t, i+1, len(argv), "no command after --")
 	return checkSeatbeltPolicy(t, argv[2], defined)
+}
+
+var seatbeltParamRE = regexp.MustCompile(`^(WRITABLE_ROOT_|READ_ONLY_DIR_|READ_ONLY_FILE_|DENY_READ_DIR_|DENY_READ_FILE_|PINNED_DIR_)(0|[1-9][0-9]*)$`)
+
+// seatbeltParamsOf reads the -D parameters of a sandbox-exec argv back into
+// the seatbeltParams they came from.
+func seatbeltParamsOf(t *testing.T, argv []string) seatbeltParams {
+	t.Helper()
+	var p seatbeltParams
+	for _, a := range argv[3:] {
+		if a == "--" {
+			break
+		}
+		name, value, _ := strings.Cut(strings.TrimPrefix(a, "-D"), "=")
+		if name == "PROXY_PORT" {
+			p.proxyPort, _ = strconv.Atoi(value)
+			continue
+		}
+		m := seatbeltParamRE.FindStringSubmatch(name)
+		require.NotNil(t, m, "unknown parameter %q", name)
+		list := map[string]*[]string{
+			"WRITABLE_ROOT_": &p.roots, "READ_ONLY_DIR_": &p.readOnlyDirs, "READ_ONLY_FILE_": &p.readOnlyFiles,
+			"DENY_READ_DIR_": &p.denyDirs, "DENY_READ_FILE_": &p.denyFiles, "PINNED_DIR_": &p.pinned,
+		}[m[1]]
+		*list = append(*list, value)
+	}
+	return p
 }
 
 var placeholderRE = regexp.MustCompile(`\{\{|\}\}|\$\{|%[-+# 0-9.]*[a-zA-Z!]|<[a-z]+>`)

@@ -2,6 +2,7 @@
 // tool call would be run, and reports how it ended.
 //
 //	sandboxrun [-sandbox auto|none|seatbelt|linux] [-w DIR]... [-net] [-timeout 10s]
+//	           [-ro NAME]... [-deny-read PATH]... [-allow-domain PATTERN]...
 //	           [-C DIR] [-json] [-params FILE|-] -- CMD ARGS...
 //
 // The command's stdout and stderr are copied to sandboxrun's own as they
@@ -20,6 +21,13 @@
 //
 // -C and -timeout, when given, override the tool call's workdir and timeout.
 // Unless stdin carries the tool call, the command reads sandboxrun's stdin.
+//
+// -ro names what stays read-only inside each writable root (by default .git,
+// .hg and .svn; -ro "" alone protects nothing), -deny-read a file or
+// directory the command may not read, and -allow-domain a host (or
+// *.domain) the command may reach through the call's proxy; each may be
+// given more than once. Every destination the proxy refused is printed on
+// stderr, one line each: "sandboxrun: proxy refused HOST:PORT".
 package main
 
 import (
@@ -71,6 +79,16 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 // run is sandboxrun without the process around it: it parses args, runs the
 // command and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runWith(ctx, sandboxexec.ProcessExecToolCall, args, stdin, stdout, stderr)
+}
+
+// execFunc is sandboxexec.ProcessExecToolCall's type: tests give run a
+// stand-in.
+type execFunc func(context.Context, sandboxexec.ExecParams, sandboxexec.SandboxType, []string,
+	sandboxexec.SandboxPolicy, ...sandboxexec.Option) (sandboxexec.ExecToolCallOutput, error)
+
+// runWith is run with execToolCall in place of ProcessExecToolCall.
+func runWith(ctx context.Context, execToolCall execFunc, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sandboxrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sandboxName := fs.String("sandbox", "auto", "sandbox: auto (this OS's own), none, seatbelt or linux")
@@ -81,8 +99,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	workdir := fs.String("C", "", "run the command in `DIR`")
 	jsonOut := fs.Bool("json", false, "print the result as ExecToolCallOutput JSON")
 	paramsFile := fs.String("params", "", "read an ExecParams JSON tool call from `FILE` (- for stdin) instead of CMD")
+	var readOnly, denyRead, allowDomains stringList
+	fs.Var(&readOnly, "ro", "a `NAME` that stays read-only in each writable root (repeatable; default .git, .hg, .svn; '' alone: none)")
+	fs.Var(&denyRead, "deny-read", "a file or directory `PATH` the command may not read (repeatable)")
+	fs.Var(&allowDomains, "allow-domain", "a host `PATTERN` (example.com, *.example.com) the command may reach through a proxy (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: sandboxrun [-sandbox auto|none|seatbelt|linux] [-w DIR]... [-net] [-timeout 10s] [-C DIR] [-json] [-params FILE|-] -- CMD ARGS...")
+		fmt.Fprintln(fs.Output(), "usage: sandboxrun [-sandbox auto|none|seatbelt|linux] [-w DIR]... [-net] [-timeout 10s] "+
+			"[-ro NAME]... [-deny-read PATH]... [-allow-domain PATTERN]... [-C DIR] [-json] [-params FILE|-] -- CMD ARGS...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -165,7 +188,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		writable = append(writable, abs)
 	}
-	policy := sandboxexec.SandboxPolicy{NetworkAccess: *network}
+	policy, err := parsePolicy(*network, set["ro"], readOnly, denyRead, allowDomains, stderr)
+	if err != nil {
+		return fail("%v", err)
+	}
 
 	var opts []sandboxexec.Option
 	if stdin != nil {
@@ -174,7 +200,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if !*jsonOut {
 		opts = append(opts, sandboxexec.WithLiveOutput(stdout, stderr))
 	}
-	out, err := sandboxexec.ProcessExecToolCall(ctx, params, sandboxType, writable, policy, opts...)
+	out, err := execToolCall(ctx, params, sandboxType, writable, policy, opts...)
+	for _, host := range out.DeniedHosts {
+		fmt.Fprintf(stderr, "sandboxrun: proxy refused %s\n", host)
+	}
 	var denied *sandboxexec.SandboxDeniedError
 	var stopped stoppedBy
 	interrupted := errors.As(err, &stopped)
@@ -203,6 +232,43 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "sandboxrun: timed out, the command was killed\n")
 	}
 	return out.ExitCode
+}
+
+// parsePolicy is the policy the flags ask for. roGiven says -ro was given:
+// without it ReadOnlySubpaths stays nil, the library's defaults; -ro ""
+// alone is an empty list, which protects nothing. A relative -deny-read
+// path is taken from the working directory, under the rule of -w; one that
+// does not exist is denied nothing, with a word.
+func parsePolicy(network, roGiven bool, readOnly, denyRead, allowDomains []string, stderr io.Writer) (sandboxexec.SandboxPolicy, error) {
+	policy := sandboxexec.SandboxPolicy{NetworkAccess: network, AllowedDomains: allowDomains}
+	if roGiven {
+		policy.ReadOnlySubpaths = []string{}
+		if !(len(readOnly) == 1 && readOnly[0] == "") {
+			for _, name := range readOnly {
+				if name == "" {
+					return sandboxexec.SandboxPolicy{}, errors.New("-ro '': give it alone to protect nothing, or give names only")
+				}
+				policy.ReadOnlySubpaths = append(policy.ReadOnlySubpaths, name)
+			}
+		}
+	}
+	for _, p := range denyRead {
+		if p == "" {
+			return sandboxexec.SandboxPolicy{}, errors.New("-deny-read: empty path")
+		}
+		if slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..") {
+			return sandboxexec.SandboxPolicy{}, fmt.Errorf("-deny-read %q: give a path without \"..\"", p)
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return sandboxexec.SandboxPolicy{}, fmt.Errorf("-deny-read %s: %v", p, err)
+		}
+		if _, err := os.Lstat(abs); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "sandboxrun: -deny-read %s does not exist: nothing to deny\n", p)
+		}
+		policy.DenyRead = append(policy.DenyRead, abs)
+	}
+	return policy, nil
 }
 
 func parseSandbox(name string) (sandboxexec.SandboxType, error) {

@@ -235,3 +235,116 @@ func TestRunDeniedWrite(t *testing.T) {
 	assert.FileExists(t, filepath.Join(root, "f"))
 	assert.NoFileExists(t, filepath.Join(outside, "f"))
 }
+
+// recordCall is an execFunc that keeps what it was given and returns out.
+type recordCall struct {
+	roots  []string
+	policy sandboxexec.SandboxPolicy
+	calls  int
+	out    sandboxexec.ExecToolCallOutput
+}
+
+func (r *recordCall) exec(_ context.Context, _ sandboxexec.ExecParams, _ sandboxexec.SandboxType, roots []string,
+	policy sandboxexec.SandboxPolicy, _ ...sandboxexec.Option) (sandboxexec.ExecToolCallOutput, error) {
+	r.calls++
+	r.roots, r.policy = roots, policy
+	return r.out, nil
+}
+
+// The policy each set of flags gives the library.
+func TestRunPolicyFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	require.NoError(t, os.WriteFile(secret, nil, 0o600))
+	cwd, err := os.Getwd()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		want   sandboxexec.SandboxPolicy
+		stderr string
+	}{
+		{name: "none", want: sandboxexec.SandboxPolicy{}},
+		{name: "net", args: []string{"-net"}, want: sandboxexec.SandboxPolicy{NetworkAccess: true}},
+		{name: "ro once", args: []string{"-ro", ".git"},
+			want: sandboxexec.SandboxPolicy{ReadOnlySubpaths: []string{".git"}}},
+		{name: "ro repeated", args: []string{"-ro", ".git", "-ro", ".env"},
+			want: sandboxexec.SandboxPolicy{ReadOnlySubpaths: []string{".git", ".env"}}},
+		{name: "ro empty means none", args: []string{"-ro", ""},
+			want: sandboxexec.SandboxPolicy{ReadOnlySubpaths: []string{}}},
+		{name: "deny-read", args: []string{"-deny-read", secret, "-deny-read", dir},
+			want: sandboxexec.SandboxPolicy{DenyRead: []string{secret, dir}}},
+		{name: "deny-read relative", args: []string{"-deny-read", "main.go"},
+			want: sandboxexec.SandboxPolicy{DenyRead: []string{filepath.Join(cwd, "main.go")}}},
+		{name: "deny-read missing", args: []string{"-deny-read", filepath.Join(dir, "typo")},
+			want:   sandboxexec.SandboxPolicy{DenyRead: []string{filepath.Join(dir, "typo")}},
+			stderr: "typo does not exist: nothing to deny"},
+		{name: "allow-domain", args: []string{"-allow-domain", "example.com", "-allow-domain", "*.golang.org"},
+			want: sandboxexec.SandboxPolicy{AllowedDomains: []string{"example.com", "*.golang.org"}}},
+		{name: "all", args: []string{"-ro", ".hg", "-deny-read", secret, "-allow-domain", "proxy.golang.org"},
+			want: sandboxexec.SandboxPolicy{ReadOnlySubpaths: []string{".hg"}, DenyRead: []string{secret},
+				AllowedDomains: []string{"proxy.golang.org"}}},
+	} {
+		var rec recordCall
+		var stdout, stderr bytes.Buffer
+		code := runWith(context.Background(), rec.exec, append(tc.args, "--", "true"), nil, &stdout, &stderr)
+		require.Equal(t, 0, code, "%s: %s", tc.name, stderr.String())
+		require.Equal(t, 1, rec.calls, tc.name)
+		assert.Equal(t, tc.want, rec.policy, tc.name)
+		if tc.stderr != "" {
+			assert.Contains(t, stderr.String(), tc.stderr, tc.name)
+		} else {
+			assert.Empty(t, stderr.String(), tc.name)
+		}
+	}
+}
+
+// Flags that no policy can come from are refused, with nothing run.
+func TestRunPolicyFlagErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-ro", "", "-ro", ".git"}, "-ro ''"},
+		{[]string{"-ro", ".git", "-ro", ""}, "-ro ''"},
+		{[]string{"-deny-read", ""}, "-deny-read: empty path"},
+		{[]string{"-deny-read", "a/../b"}, `without ".."`},
+	} {
+		var rec recordCall
+		var stdout, stderr bytes.Buffer
+		code := runWith(context.Background(), rec.exec, append(tc.args, "--", "true"), nil, &stdout, &stderr)
+		assert.Equal(t, exitFailure, code, "%q", tc.args)
+		assert.Contains(t, stderr.String(), tc.want, "%q", tc.args)
+		assert.Equal(t, 0, rec.calls, "%q ran the command", tc.args)
+	}
+	// The library's own checks reach the user as errors too.
+	r := runCLI(t, "", "-sandbox", "none", "-ro", "a/b", "--", "true")
+	assert.Equal(t, exitFailure, r.code)
+	assert.Contains(t, r.stderr, `"a/b"`)
+	r = runCLI(t, "", "-sandbox", "none", "-allow-domain", "example.com", "--", "true")
+	assert.Equal(t, exitFailure, r.code)
+	assert.Contains(t, r.stderr, "AllowedDomains")
+}
+
+// Each destination the proxy refused is a line on stderr, in -json mode
+// too, and the command's exit code stays sandboxrun's.
+func TestRunDeniedHosts(t *testing.T) {
+	t.Parallel()
+	for _, jsonOut := range []bool{false, true} {
+		rec := recordCall{out: sandboxexec.ExecToolCallOutput{ExitCode: 6,
+			DeniedHosts: []string{"evil.example:443", "127.0.0.1:80"}}}
+		args := []string{"-allow-domain", "example.com", "--", "curl", "https://evil.example"}
+		if jsonOut {
+			args = append([]string{"-json"}, args...)
+		}
+		var stdout, stderr bytes.Buffer
+		code := runWith(context.Background(), rec.exec, args, nil, &stdout, &stderr)
+		assert.Equal(t, 6, code)
+		assert.Equal(t, "sandboxrun: proxy refused evil.example:443\nsandboxrun: proxy refused 127.0.0.1:80\n", stderr.String())
+		if jsonOut {
+			assert.Contains(t, stdout.String(), `"denied_hosts":["evil.example:443","127.0.0.1:80"]`)
+		}
+	}
+}
