@@ -261,10 +261,12 @@ type SandboxPolicy struct {
 	// empty, ".", "..", or holds a path separator is an error.
 	ReadOnlySubpaths []string
 	// DenyRead are absolute paths, files or directories, that the command can
-	// neither read, list, execute nor write, whatever the other fields say:
-	// a directory reads as empty, a file as empty, and writes to either fail
-	// with EROFS. Symlinks are resolved, and paths that do not exist are
-	// ignored; a relative or empty path is an error.
+	// neither read, list, execute nor write, whatever the other fields say.
+	// On Linux a directory reads as empty, a file as empty, and writes to
+	// either fail with EROFS; on macOS every access fails with EPERM.
+	// Symlinks are resolved, and paths that do not exist are ignored; a
+	// relative or empty path, or "/", is an error. SandboxNone ignores this
+	// field and ReadOnlySubpaths, as it ignores the writable roots.
 	DenyRead []string
 
 	// AllowedDomains, when non-empty and NetworkAccess is false, lets the
