@@ -3,6 +3,7 @@ package sandboxexec
 import (
 	"fmt"
 	"net"
+	"slices"
 )
 
 // callProxy is the in-process proxy of one call whose policy has
@@ -21,17 +22,19 @@ var startCallProxy = func(policy SandboxPolicy) (callProxy, error) {
 	return nil, fmt.Errorf("%w: AllowedDomains: no proxy yet", ErrSandboxUnavailable)
 }
 
+// proxyVariables are the variables that point a command at a proxy, or
+// around it (NO_PROXY): the host's are never handed on under AllowedDomains.
+var proxyVariables = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
+	"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
+
 // proxyEnv sets the variables that point the command at the proxy, and
 // removes those that would route around it.
 func proxyEnv(env []string, p callProxy, addr string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		switch name, _ := envName(kv); name {
-		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
-			"http_proxy", "https_proxy", "all_proxy", "no_proxy":
-			continue
+		if name, _ := envName(kv); !slices.Contains(proxyVariables, name) {
+			out = append(out, kv)
 		}
-		out = append(out, kv)
 	}
 	return append(out, p.Env(addr)...)
 }

