@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"slices"
+
+	"github.com/agentbox/sandboxexec/internal/netproxy"
 )
 
 // callProxy is the in-process proxy of one call whose policy has
@@ -18,8 +20,12 @@ type callProxy interface {
 }
 
 // startCallProxy makes the proxy of one call.
-var startCallProxy = func(policy SandboxPolicy) (callProxy, error) {
-	return nil, fmt.Errorf("%w: AllowedDomains: no proxy yet", ErrSandboxUnavailable)
+func startCallProxy(policy SandboxPolicy) (callProxy, error) {
+	p, err := netproxy.New(policy.AllowedDomains)
+	if err != nil {
+		return nil, fmt.Errorf("sandboxexec: policy: AllowedDomains: %w", err)
+	}
+	return p, nil
 }
 
 // proxyVariables are the variables that point a command at a proxy, or

@@ -134,6 +134,18 @@ attempt("read", lambda: open(os.path.join(git, "config")).read())
 		lxRequireOK(t, out, err)
 	}
 	// The host still writes .git during and after the calls.
+	done := make(chan error, 1)
+	go func() {
+		out, err := lxRun(t, lxSh(`while [ ! -e "$1/go" ]; do sleep 0.01; done`, root), []string{root}, SandboxPolicy{})
+		if err == nil && out.ExitCode != 0 {
+			err = fmt.Errorf("exit %d: %s", out.ExitCode, out.Stderr)
+		}
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, os.WriteFile(filepath.Join(git, "hooks", "during-call"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go"), nil, 0o644))
+	require.NoError(t, <-done)
 	require.NoError(t, os.WriteFile(filepath.Join(git, "hooks", "host-hook"), nil, 0o644))
 }
 

@@ -2,6 +2,9 @@ package sandboxexec
 
 import (
 	"errors"
+	"fmt"
+
+	"github.com/agentbox/sandboxexec/internal/netproxy"
 )
 
 // checkNetworkPolicy refuses AllowedDomains that no runner could apply.
@@ -13,6 +16,8 @@ func (p SandboxPolicy) checkNetworkPolicy() error {
 		return errors.New("sandboxexec: policy: AllowedDomains and NetworkAccess exclude each other: " +
 			"NetworkAccess already allows every host")
 	}
-	// TODO(netproxy): validate the patterns.
+	if _, err := netproxy.NewMatcher(p.AllowedDomains); err != nil {
+		return fmt.Errorf("sandboxexec: policy: AllowedDomains: %w", err)
+	}
 	return nil
 }

@@ -1,0 +1,150 @@
+package netproxy
+
+import (
+	"bufio"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveHTTP serves one request: CONNECT opens a tunnel, an absolute-URI
+// request is forwarded with "Connection: close", so that the client's
+// connection ends with the response.
+func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReader) {
+	req, err := readRequest(br)
+	if err != nil {
+		if limited.N == 0 {
+			answer(c, http.StatusRequestHeaderFieldsTooLarge, "the request head is larger than the proxy reads")
+		} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			answer(c, http.StatusBadRequest, err.Error())
+		}
+		return
+	}
+	limited.N = 1 << 62 // the head is read; a body may follow
+	if !p.authorizedRequest(req) {
+		io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\n"+
+			"Proxy-Authenticate: Basic realm=\"sandboxexec\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		return
+	}
+	dest, err := p.connect(req.host, req.port)
+	if err != nil {
+		var r *refusal
+		if errors.As(err, &r) {
+			answer(c, http.StatusForbidden, r.Error())
+		} else {
+			answer(c, http.StatusBadGateway, "sandboxexec proxy: "+err.Error())
+		}
+		return
+	}
+	if req.Method == http.MethodConnect {
+		if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+			dest.Close()
+			return
+		}
+		pending, _ := br.Peek(br.Buffered())
+		p.relay(c, dest, pending)
+		return
+	}
+	if !p.hold(dest) {
+		dest.Close()
+		return
+	}
+	defer p.untrack(dest)
+	c.SetDeadline(time.Time{})
+	for _, h := range hopByHop(req.Header) {
+		req.Header.Del(h)
+	}
+	req.Close = true
+	wrote := make(chan struct{})
+	go func() {
+		// The response may come before the whole body is sent.
+		defer close(wrote)
+		req.Write(dest)
+	}()
+	io.Copy(c, dest)
+	c.Close()
+	dest.Close()
+	<-wrote
+}
+
+// request is a parsed proxy request with the destination it names.
+type request struct {
+	*http.Request
+	host string
+	port uint16
+}
+
+// readRequest reads a request head and the destination it names: an
+// authority ("host:port") for CONNECT, an absolute http:// URI otherwise.
+func readRequest(br *bufio.Reader) (*request, error) {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return nil, err
+	}
+	r := &request{Request: req}
+	var hostport string
+	defaultPort := ""
+	switch {
+	case req.Method == http.MethodConnect:
+		hostport = req.RequestURI
+	case req.URL.IsAbs() && req.URL.Scheme == "http":
+		hostport, defaultPort = req.URL.Host, "80"
+	case req.URL.IsAbs():
+		return nil, fmt.Errorf("scheme %q: the proxy forwards http:// requests; use CONNECT for anything else", req.URL.Scheme)
+	default:
+		return nil, errors.New("a proxy request names its destination: an absolute http:// URI or CONNECT host:port")
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		if defaultPort == "" {
+			return nil, fmt.Errorf("CONNECT %q: want host:port", hostport)
+		}
+		host, port = strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]"), defaultPort
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || host == "" {
+		return nil, fmt.Errorf("destination %q: want host:port", hostport)
+	}
+	r.host, r.port = host, uint16(n)
+	return r, nil
+}
+
+func (p *Proxy) authorizedRequest(req *request) bool {
+	auth, ok := strings.CutPrefix(req.Header.Get("Proxy-Authorization"), "Basic ")
+	if !ok {
+		return false
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(auth))
+	if err != nil {
+		return false
+	}
+	user, password, _ := strings.Cut(string(raw), ":")
+	return p.authorized(user, password)
+}
+
+// hopByHop lists the headers that concern the connection to the proxy, not
+// the destination (RFC 9110, 7.6.1).
+func hopByHop(h http.Header) []string {
+	names := []string{"Proxy-Authorization", "Proxy-Connection", "Connection", "Keep-Alive", "Te", "Trailer", "Upgrade"}
+	for _, v := range h.Values("Connection") {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				names = append(names, f)
+			}
+		}
+	}
+	return names
+}
+
+// answer writes a response whose body is one line, and closes.
+func answer(c net.Conn, status int, line string) {
+	line = strings.ReplaceAll(line, "\n", " ") + "\n"
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		status, http.StatusText(status), len(line), line)
+}

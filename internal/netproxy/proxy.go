@@ -1,0 +1,343 @@
+package netproxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Bounds on what a client can make the proxy hold. With them, the host
+// memory the proxy uses stays under MaxConns × (HeadLimit + 2 × the copy
+// buffer, 32 KiB), about 24 MiB, whatever the command does.
+const (
+	// MaxConns is the number of client connections served at once; a
+	// connection past it is closed as soon as it is accepted.
+	MaxConns = 256
+	// HeadLimit bounds an HTTP request head (its line and headers) and a
+	// SOCKS5 handshake.
+	HeadLimit = 32 << 10
+	// HeadTimeout is how long a client has to finish its request head or
+	// SOCKS5 handshake.
+	HeadTimeout = 30 * time.Second
+	// DialTimeout bounds the connection to a destination.
+	DialTimeout = 30 * time.Second
+)
+
+// User is the user name of the credential the proxy requires.
+const User = "sbx"
+
+// Proxy is the proxy of one call. Its methods may be called from any
+// goroutine; Close ends everything it started.
+type Proxy struct {
+	matcher *Matcher
+	token   string
+
+	// Resolve looks up a name's addresses; tests replace it before Serve.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	slots  chan struct{}
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]struct{}
+	denied    []string
+	seen      map[string]bool
+}
+
+// New makes the proxy for patterns (see NewMatcher), with a new random
+// credential.
+func New(patterns []string) (*Proxy, error) {
+	m, err := NewMatcher(patterns)
+	if err != nil {
+		return nil, err
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("the proxy's credential: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Proxy{
+		matcher: m,
+		token:   hex.EncodeToString(b[:]),
+		Resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		},
+		ctx:       ctx,
+		cancel:    cancel,
+		slots:     make(chan struct{}, MaxConns),
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[net.Conn]struct{}{},
+		seen:      map[string]bool{},
+	}, nil
+}
+
+// Env returns the variables that point a command at the proxy listening on
+// addr ("127.0.0.1:PORT"), each carrying the credential.
+func (p *Proxy) Env(addr string) []string {
+	http := "http://" + User + ":" + p.token + "@" + addr
+	socks := "socks5h://" + User + ":" + p.token + "@" + addr
+	return []string{
+		"HTTP_PROXY=" + http, "HTTPS_PROXY=" + http, "ALL_PROXY=" + socks,
+		"http_proxy=" + http, "https_proxy=" + http, "all_proxy=" + socks,
+	}
+}
+
+// Denied returns the "host:port" destinations refused so far, once each,
+// in order of first attempt; nil when none was.
+func (p *Proxy) Denied() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.denied) == 0 {
+		return nil
+	}
+	return append([]string(nil), p.denied...)
+}
+
+// Serve accepts connections on l until l fails or the proxy is closed;
+// Close closes l.
+func (p *Proxy) Serve(l net.Listener) {
+	if !p.track(l, nil) {
+		l.Close()
+		return
+	}
+	defer p.wg.Done()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || p.ctx.Err() != nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond) // out of descriptors, say
+			continue
+		}
+		select {
+		case p.slots <- struct{}{}:
+		default:
+			c.Close() // past MaxConns
+			continue
+		}
+		if !p.track(nil, c) {
+			c.Close()
+			<-p.slots
+			return
+		}
+		go func() {
+			defer p.wg.Done()
+			defer func() { <-p.slots }()
+			defer p.untrack(c)
+			p.serveConn(c)
+		}()
+	}
+}
+
+// Close stops the proxy: its listeners and every connection, client or
+// destination, are closed, and it returns once all its goroutines have
+// ended.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	for l := range p.listeners {
+		l.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.cancel()
+	p.wg.Wait()
+	return nil
+}
+
+// track registers a listener or a connection for Close, and a goroutine
+// for its wait (for a listener, or a client connection); false once closed.
+func (p *Proxy) track(l net.Listener, c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	if l != nil {
+		p.listeners[l] = struct{}{}
+	}
+	if c != nil {
+		p.conns[c] = struct{}{}
+	}
+	p.wg.Add(1)
+	return true
+}
+
+// hold registers a destination connection for Close; false once closed.
+func (p *Proxy) hold(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	c.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+func (p *Proxy) serveConn(c net.Conn) {
+	c.SetDeadline(time.Now().Add(HeadTimeout))
+	limited := &io.LimitedReader{R: c, N: HeadLimit}
+	br := bufio.NewReaderSize(limited, 4096)
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if first[0] == socksVersion {
+		p.serveSOCKS(c, br, limited)
+	} else {
+		p.serveHTTP(c, br, limited)
+	}
+}
+
+// authorized reports whether user and password are the call's credential.
+func (p *Proxy) authorized(user, password string) bool {
+	return subtle.ConstantTimeCompare([]byte(user), []byte(User)) == 1 &&
+		subtle.ConstantTimeCompare([]byte(password), []byte(p.token)) == 1
+}
+
+// refusal is a destination the policy does not allow; its Error is the
+// one-line reason the client is given.
+type refusal struct {
+	dest   string
+	reason string
+}
+
+func (r *refusal) Error() string { return "sandboxexec proxy: " + r.dest + ": " + r.reason }
+
+// connect checks host:port against the policy, resolves the name and dials
+// an address that the policy allows, which is the one checked (no second
+// lookup between check and dial). A *refusal is recorded in Denied.
+func (p *Proxy) connect(host string, port uint16) (net.Conn, error) {
+	dest := net.JoinHostPort(host, strconv.Itoa(int(port)))
+	conn, err := p.dial(host, port, dest)
+	var r *refusal
+	if errors.As(err, &r) {
+		p.mu.Lock()
+		if !p.seen[dest] {
+			p.seen[dest] = true
+			p.denied = append(p.denied, dest)
+		}
+		p.mu.Unlock()
+	}
+	return conn, err
+}
+
+func (p *Proxy) dial(host string, port uint16, dest string) (net.Conn, error) {
+	name, err := NormalizeHost(host)
+	if errors.Is(err, errIPLiteral) {
+		return nil, &refusal{dest, "an IP address is never allowed: ask for a host name"}
+	}
+	if err != nil {
+		return nil, &refusal{dest, err.Error()}
+	}
+	allowed, exact := p.matcher.Match(name)
+	if !allowed {
+		return nil, &refusal{dest, "not in the call's AllowedDomains"}
+	}
+	if port == 0 {
+		return nil, &refusal{dest, "port 0"}
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, DialTimeout)
+	defer cancel()
+	addrs, err := p.Resolve(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("resolving %s: %w", name, err)
+	}
+	var internal netip.Addr
+	var lastErr error = fmt.Errorf("%s has no address", name)
+	tried := 0
+	for _, a := range addrs {
+		a = a.Unmap()
+		if !exact && Internal(a) {
+			internal = a
+			continue
+		}
+		tried++
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, port).String())
+		if err == nil {
+			return c, nil
+		}
+		lastErr = err
+	}
+	if tried == 0 && internal.IsValid() {
+		return nil, &refusal{dest, "resolves to " + internal.String() +
+			", an internal address, which only an exact pattern (not a wildcard) allows"}
+	}
+	return nil, lastErr
+}
+
+// Internal reports whether a is an address that a wildcard pattern must not
+// lead to: loopback, private, link-local (cloud metadata included),
+// unique-local, unspecified, multicast, or shared (100.64.0.0/10).
+func Internal(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
+		shared.Contains(a) || thisNetwork.Contains(a)
+}
+
+var (
+	shared      = netip.MustParsePrefix("100.64.0.0/10")
+	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+)
+
+// relay copies both ways between the client and the destination until
+// either side is done, then closes both. pending is what the client sent
+// past its request head.
+func (p *Proxy) relay(client, dest net.Conn, pending []byte) {
+	if !p.hold(dest) {
+		dest.Close()
+		return
+	}
+	defer p.untrack(dest)
+	client.SetDeadline(time.Time{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if len(pending) > 0 {
+			if _, err := dest.Write(pending); err != nil {
+				return
+			}
+		}
+		io.Copy(dest, client)
+		closeWrite(dest)
+	}()
+	io.Copy(client, dest)
+	closeWrite(client)
+	<-done
+}
+
+// closeWrite passes an end of stream on where the connection can carry
+// one, so that a half-closed exchange finishes.
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	} else {
+		c.Close()
+	}
+}

@@ -1,0 +1,291 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// npRequireNetns skips (or, on CI, fails) a test that needs the call's
+// network namespace.
+func npRequireNetns(t *testing.T) {
+	t.Helper()
+	s := requireSandbox(t)
+	if !s.NetworkNamespace {
+		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
+			t.Fatal("network namespaces are required but not available here")
+		}
+		t.Skip("this host cannot make network namespaces")
+	}
+}
+
+// npServers are host-side HTTP and TLS servers on 127.0.0.1 that answer
+// "hello from PATH".
+func npServers(t *testing.T) (plain, secure *httptest.Server) {
+	t.Helper()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hello from %s", r.URL.Path) })
+	plain, secure = httptest.NewServer(h), httptest.NewTLSServer(h)
+	t.Cleanup(plain.Close)
+	t.Cleanup(secure.Close)
+	return plain, secure
+}
+
+// npLocalhost is u with its host named localhost.
+func npLocalhost(u string) string {
+	p, _ := url.Parse(u)
+	p.Host = "localhost:" + p.Port()
+	return p.String()
+}
+
+var npPolicy = SandboxPolicy{AllowedDomains: []string{"localhost"}}
+
+// Through the proxy, curl, Python and a Go program reach an allowed name,
+// over plain HTTP (an absolute-URI request) and TLS (CONNECT); the same
+// servers by IP address are refused and listed in DeniedHosts.
+func TestNetworkProxyClients(t *testing.T) {
+	npRequireNetns(t)
+	plain, secure := npServers(t)
+	root := lxRealDir(t)
+	httpURL, tlsURL := npLocalhost(plain.URL)+"/p", npLocalhost(secure.URL)+"/t"
+
+	t.Run("curl", func(t *testing.T) {
+		if _, err := exec.LookPath("curl"); err != nil {
+			t.Skip("curl is not installed")
+		}
+		out, err := lxRun(t, []string{"curl", "-sS", "-k", httpURL, tlsURL}, []string{root}, npPolicy)
+		lxRequireOK(t, out, err)
+		assert.Equal(t, "hello from /phello from /t", out.Stdout)
+		assert.Nil(t, out.DeniedHosts)
+	})
+	t.Run("python", func(t *testing.T) {
+		out, err := lxRun(t, lxPy(t, `
+import ssl, urllib.request
+ctx = ssl._create_unverified_context()
+for u in sys.argv[1:]:
+    print(urllib.request.urlopen(u, context=ctx, timeout=10).read().decode())
+`, httpURL, tlsURL), []string{root}, npPolicy)
+		lxRequireOK(t, out, err)
+		assert.Equal(t, "hello from /p\nhello from /t\n", out.Stdout)
+	})
+	t.Run("go", func(t *testing.T) {
+		exe, err := os.Executable()
+		require.NoError(t, err)
+		out, err := lxRun(t, []string{exe, "-test.run=^TestNetworkProxyGoClient$", "-test.v"}, []string{root}, npPolicy,
+			WithEnv(append(os.Environ(), npGoClientEnv+"="+httpURL+" "+tlsURL)))
+		lxRequireOK(t, out, err)
+		assert.Contains(t, out.Stdout, "hello from /p")
+		assert.Contains(t, out.Stdout, "hello from /t")
+	})
+	t.Run("by address", func(t *testing.T) {
+		out, err := lxRun(t, lxPy(t, `
+import ssl, urllib.request, urllib.error
+for u in sys.argv[1:]:
+    try:
+        urllib.request.urlopen(u, context=ssl._create_unverified_context(), timeout=10)
+        print("reached", u)
+    except (urllib.error.URLError, OSError) as e:
+        print("refused", e)
+sys.exit(1)
+`, plain.URL, secure.URL), []string{root}, npPolicy)
+		lxRequireDenied(t, out, err)
+		assert.NotContains(t, out.Stdout, "reached")
+		assert.Equal(t, []string{strings.TrimPrefix(plain.URL, "http://"), strings.TrimPrefix(secure.URL, "https://")}, out.DeniedHosts)
+	})
+}
+
+const npGoClientEnv = "SANDBOXEXEC_TEST_GO_CLIENT"
+
+// TestNetworkProxyGoClient is the Go program of TestNetworkProxyClients,
+// run inside the sandbox. Go's ProxyFromEnvironment never proxies
+// localhost, so the proxy is taken from the variables the call set.
+func TestNetworkProxyGoClient(t *testing.T) {
+	urls := os.Getenv(npGoClientEnv)
+	if urls == "" {
+		t.Skip("run by TestNetworkProxyClients")
+	}
+	proxy, err := url.Parse(os.Getenv("HTTPS_PROXY"))
+	require.NoError(t, err)
+	tr := &http.Transport{Proxy: http.ProxyURL(proxy), TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	for _, u := range strings.Fields(urls) {
+		resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(u)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		fmt.Println(string(b))
+	}
+}
+
+// Nothing but the proxy is reachable: a direct TCP connection (to the host's
+// server, or anything), UDP, raw sockets, and the proxy without its
+// credential all fail.
+func TestNetworkProxyNothingElse(t *testing.T) {
+	npRequireNetns(t)
+	plain, _ := npServers(t)
+	port := plain.URL[strings.LastIndexByte(plain.URL, ':')+1:]
+	res, out := lxPyRun(t, []string{lxRealDir(t)}, npPolicy, `
+port = int(sys.argv[1])
+def tcp(host, p):
+    s = socket.create_connection((host, p), timeout=3)
+    s.close()
+attempt("direct_host", lambda: tcp("127.0.0.1", port))
+attempt("direct_out", lambda: tcp("192.0.2.1", 80))
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.sendto(b"x", ("192.0.2.1", 53))
+attempt("udp_out", udp)
+attempt("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
+attempt("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+def no_credential():
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+    s.sendall(b"GET http://localhost:%d/x HTTP/1.1\r\nHost: localhost:%d\r\n\r\n" % (port, port))
+    status = s.recv(100).split(b"\r\n")[0]
+    if b" 407 " not in status:
+        raise OSError(0, "answered " + status.decode())
+attempt("no_credential", no_credential)
+`, port)
+	assert.Equal(t, "ECONNREFUSED", res["direct_host"], "%s", out.Stdout)
+	assert.Equal(t, "ENETUNREACH", res["direct_out"])
+	assert.Equal(t, "ENETUNREACH", res["udp_out"])
+	assert.Equal(t, "EPERM", res["raw"])
+	assert.Equal(t, "EPERM", res["unix"])
+	assert.Equal(t, "OK", res["no_credential"], "refused with 407")
+}
+
+// SOCKS5 (socks5h: names resolved by the proxy): an allowed name works, an
+// IP address or a name the policy does not list is refused with reply 2.
+func TestNetworkProxySOCKS5(t *testing.T) {
+	npRequireNetns(t)
+	plain, _ := npServers(t)
+	port := plain.URL[strings.LastIndexByte(plain.URL, ':')+1:]
+	res, out := lxPyRun(t, []string{lxRealDir(t)}, npPolicy, `
+import os, struct, urllib.parse
+port = int(sys.argv[1])
+u = urllib.parse.urlparse(os.environ["ALL_PROXY"])
+def socks(atyp, addr):
+    s = socket.create_connection((u.hostname, u.port), timeout=5)
+    s.sendall(b"\x05\x01\x02")
+    if s.recv(2) != b"\x05\x02":
+        raise OSError(0, "no username/password method")
+    user, pw = u.username.encode(), urllib.parse.unquote(u.password).encode()
+    s.sendall(b"\x01" + bytes([len(user)]) + user + bytes([len(pw)]) + pw)
+    if s.recv(2) != b"\x01\x00":
+        raise OSError(0, "auth refused")
+    s.sendall(b"\x05\x01\x00" + atyp + addr + struct.pack(">H", port))
+    reply = s.recv(10)
+    if reply[1] != 0:
+        raise OSError(0, "reply %d" % reply[1])
+    s.sendall(b"GET /s HTTP/1.0\r\nHost: localhost\r\n\r\n")
+    if b"hello from /s" not in s.recv(4096):
+        raise OSError(0, "no answer")
+attempt("allowed", lambda: socks(b"\x03", bytes([9]) + b"localhost"))
+attempt("ip", lambda: socks(b"\x01", socket.inet_aton("127.0.0.1")))
+attempt("other", lambda: socks(b"\x03", bytes([11]) + b"example.com"))
+`, port)
+	assert.Equal(t, "OK", res["allowed"], "%s", out.Stdout)
+	assert.Contains(t, out.Stdout, "ip=0 reply 2")
+	assert.Contains(t, out.Stdout, "other=0 reply 2")
+	assert.Contains(t, out.DeniedHosts, "127.0.0.1:"+port)
+	assert.Contains(t, out.DeniedHosts, "example.com:"+port)
+}
+
+// The variables the command gets: every proxy variable, with a credential,
+// and nothing that routes around the proxy.
+func TestNetworkProxyEnvironment(t *testing.T) {
+	npRequireNetns(t)
+	out, err := lxRun(t, []string{"env"}, []string{lxRealDir(t)}, npPolicy,
+		WithEnv([]string{"NO_PROXY=*", "no_proxy=*", "HTTP_PROXY=http://elsewhere:1", "PATH=/usr/bin:/bin"}))
+	lxRequireOK(t, out, err)
+	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		assert.Regexp(t, "(?m)^"+name+"=[a-z0-9]+://sbx:[^@]+@127\\.0\\.0\\.1:3128$", out.Stdout)
+	}
+	assert.NotContains(t, out.Stdout, "NO_PROXY")
+	assert.NotContains(t, out.Stdout, "no_proxy")
+	assert.NotContains(t, out.Stdout, "elsewhere")
+	assert.Contains(t, out.Stdout, "socks5h://")
+}
+
+// The proxy is gone with the call: goroutines and descriptors come back to
+// their baseline after 100 calls.
+func TestNetworkProxyNoLeaks(t *testing.T) {
+	npRequireNetns(t)
+	plain, _ := npServers(t)
+	root := lxRealDir(t)
+	// A finished exchange, a tunnel left open and a connection that never
+	// sends its request.
+	script := lxPy(t, `
+import base64, os, urllib.parse, urllib.request
+urllib.request.urlopen(sys.argv[1], timeout=10).read()
+held = socket.create_connection(("127.0.0.1", 3128))
+tunnel = socket.create_connection(("127.0.0.1", 3128))
+p = urllib.parse.urlparse(os.environ["HTTPS_PROXY"])
+cred = base64.b64encode(("%s:%s" % (p.username, p.password)).encode())
+tunnel.sendall(b"CONNECT localhost:%d HTTP/1.1\r\nProxy-Authorization: Basic %s\r\n\r\n" % (urllib.parse.urlparse(sys.argv[1]).port, cred))
+if b" 200 " not in tunnel.recv(100):
+    sys.exit("no tunnel")
+`, npLocalhost(plain.URL)+"/x")
+	out, err := lxRun(t, script, []string{root}, npPolicy)
+	lxRequireOK(t, out, err)
+	goroutines, sockets := runtime.NumGoroutine(), npOpenSockets(t)
+	for i := 0; i < 100; i++ {
+		out, err := lxRun(t, script, []string{root}, npPolicy)
+		lxRequireOK(t, out, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && (runtime.NumGoroutine() > goroutines || npOpenSockets(t) > sockets) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "goroutines")
+	assert.LessOrEqual(t, npOpenSockets(t), sockets, "sockets")
+}
+
+// npOpenSockets counts this process's sockets: the proxy's listeners and
+// connections are sockets, while the spawn engine's pipes and cached
+// descriptors, which later calls reuse, are not.
+func npOpenSockets(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	n := 0
+	for _, e := range entries {
+		if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); strings.HasPrefix(l, "socket:") {
+			n++
+		}
+	}
+	return n
+}
+
+// A host that cannot make the namespace fails closed; NetworkAccess with
+// AllowedDomains is an error; bad patterns are errors that name them.
+func TestNetworkProxyPolicyErrors(t *testing.T) {
+	requireSandbox(t)
+	root := lxRealDir(t)
+	_, err := lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{NetworkAccess: true, AllowedDomains: []string{"example.com"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "NetworkAccess")
+	for _, bad := range []string{"", "127.0.0.1", "example.com:443", "https://example.com", "example.com/x", "*"} {
+		_, err := lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{AllowedDomains: []string{bad}})
+		require.Error(t, err, "%q", bad)
+		assert.Contains(t, err.Error(), "AllowedDomains")
+	}
+	old := forcedMountMode
+	forcedMountMode = mountsNone
+	t.Cleanup(func() { forcedMountMode = old })
+	_, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{AllowedDomains: []string{"example.com"}, BestEffort: true})
+	require.ErrorIs(t, err, ErrSandboxUnavailable)
+	assert.Contains(t, err.Error(), "network namespace")
+}
