@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -240,11 +242,13 @@ if b" 200 " not in tunnel.recv(100):
 `, npLocalhost(plain.URL)+"/x")
 	out, err := lxRun(t, script, []string{root}, npPolicy)
 	lxRequireOK(t, out, err)
+	waitNetnsSpare()
 	goroutines, sockets := runtime.NumGoroutine(), npOpenSockets(t)
 	for i := 0; i < 100; i++ {
 		out, err := lxRun(t, script, []string{root}, npPolicy)
 		lxRequireOK(t, out, err)
 	}
+	waitNetnsSpare()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) && (runtime.NumGoroutine() > goroutines || npOpenSockets(t) > sockets) {
 		time.Sleep(20 * time.Millisecond)
@@ -288,4 +292,47 @@ func TestNetworkProxyPolicyErrors(t *testing.T) {
 	_, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{AllowedDomains: []string{"example.com"}, BestEffort: true})
 	require.ErrorIs(t, err, ErrSandboxUnavailable)
 	assert.Contains(t, err.Error(), "network namespace")
+}
+
+// Every call has a network namespace of its own, whether made ahead or by
+// the child: nothing one call leaves there is seen by the next, and calls
+// in flight together each reach their own proxy.
+func TestNetworkProxyNamespacePerCall(t *testing.T) {
+	npRequireNetns(t)
+	plain, _ := npServers(t)
+	root := lxRealDir(t)
+	script := lxPy(t, `
+import time, urllib.request
+print(os.readlink("/proc/self/ns/net"))
+s = socket.socket()
+s.bind(("127.0.0.1", 4000))
+s.listen()
+print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
+if len(sys.argv) > 2:
+    time.sleep(0.3) # alive while the others run
+`, npLocalhost(plain.URL)+"/n")
+	// Namespaces alive at once differ; one freed may give its inode number
+	// to a later one, and the bind shows that nothing of it is left.
+	for round := 0; round < 4; round++ {
+		seen := map[string]bool{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for i := 0; i < round; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out, err := lxRun(t, append(slices.Clip(script), "hold"), []string{root}, npPolicy)
+				lxRequireOK(t, out, err)
+				ns, rest, _ := strings.Cut(out.Stdout, "\n")
+				assert.Equal(t, "hello from /n\n", rest)
+				mu.Lock()
+				assert.False(t, seen[ns], "namespace %s used by two calls at once", ns)
+				seen[ns] = true
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		out, err := lxRun(t, script, []string{root}, npPolicy)
+		lxRequireOK(t, out, err)
+	}
 }

@@ -256,8 +256,21 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	if attr.Mounts, err = r.mounts(tmp); err != nil {
 		return nil, err
 	}
+	var spare readyNetns
 	if proxy != nil {
 		attr.Network = &linuxspawn.Network{ProxyPort: proxyPort}
+		if attr.Mounts == nil || !attr.Mounts.UserNamespace {
+			var ok bool
+			if spare, ok = takeNetns(); ok {
+				attr.Network = &linuxspawn.Network{Namespace: spare.ns, Listener: spare.listener}
+				defer func() {
+					unix.Close(spare.ns) // the child has joined it, or failed
+					if spare.listener >= 0 {
+						unix.Close(spare.listener)
+					}
+				}()
+			}
+		}
 	}
 	if attr.Mounts != nil && r.bpf != nil {
 		attr.SeccompFilter, attr.SeccompTailFilter = r.bpfHead, r.bpfTail
@@ -297,6 +310,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		return nil, spawnError(req, err)
 	}
 	if proxy != nil {
+		spare.listener = -1 // serveProxy's now
 		if err := serveProxy(proxy, attr.Network.Listener); err != nil {
 			// The command runs, and could reach nothing: end it.
 			abandon(pid, pidfd)

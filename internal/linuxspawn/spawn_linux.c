@@ -279,6 +279,8 @@ static int child_main(void *arg) {
 
 	if (r->new_netns && (err = setup_network(r)) != 0)
 		fail(r, LS_STAGE_NETWORK, err);
+	if (r->join_netns >= 0 && setns(r->join_netns, CLONE_NEWNET) < 0)
+		fail(r, LS_STAGE_NETWORK, errno);
 
 	if (r->cgroup_fd >= 0) {
 		ssize_t n;

@@ -102,6 +102,11 @@ type Network struct {
 	// listening socket's descriptor (close-on-exec), which the caller
 	// owns. -1 otherwise.
 	Listener int
+	// Namespace, if above 0, is a network namespace (a descriptor of it)
+	// that the caller has made and set up, which the child joins instead
+	// of making one; ProxyPort and Listener are then left alone. It needs
+	// CAP_SYS_ADMIN over the namespace, so no Mounts.UserNamespace.
+	Namespace int
 }
 
 // Mounts is the mount namespace of a child. Every mount in it is made
@@ -383,7 +388,10 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	r.want_pidfd = boolInt(a.PidFD != nil)
 	r.proxy_sock = -1
 	var proxyRecv int = -1
-	if n := a.Network; n != nil {
+	r.join_netns = -1
+	if n := a.Network; n != nil && n.Namespace > 0 {
+		r.join_netns = C.int(n.Namespace)
+	} else if n != nil {
 		n.Listener = -1
 		r.new_netns = 1
 		r.proxy_port = C.int(n.ProxyPort)
@@ -507,6 +515,9 @@ func check(a *Attr) error {
 	}
 	if n := a.Network; n != nil && (n.ProxyPort < 0 || n.ProxyPort > 65535) {
 		return fmt.Errorf("linuxspawn: bad proxy port %d", n.ProxyPort)
+	}
+	if n := a.Network; n != nil && n.Namespace > 0 && a.Mounts != nil && a.Mounts.UserNamespace {
+		return errors.New("linuxspawn: a network namespace to join needs no user namespace of the child's own")
 	}
 	if m := a.Mounts; m != nil {
 		if len(m.Writable) > maxWritable {

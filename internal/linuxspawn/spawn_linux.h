@@ -72,6 +72,7 @@ struct ls_req {
 	int new_netns;  // only loopback, up
 	int proxy_port; // with new_netns and proxy_sock: listen on 127.0.0.1:proxy_port
 	int proxy_sock; // the listener is sent there (SCM_RIGHTS); negative: none
+	int join_netns; // a network namespace to setns into instead; negative: none
 	int new_mntns;
 	int read_only_rest; // every mount read-only but the LS_MOUNT_WRITABLE targets
 	int probe_tmpfs;    // make the denied paths' tmpfs even without any
