@@ -110,6 +110,21 @@ os.chmod(".", 0o500)
 	require.Equal(t, root, filepath.Dir(out.Stdout))
 	lxRequireAbsent(t, out.Stdout)
 
+	// AllowedDomains through a user namespace; where none can be made, the
+	// call fails closed.
+	plain, _ := npServers(t)
+	out, err = lxRun(t, lxPy(t, `
+import urllib.request
+print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
+`, npLocalhost(plain.URL)+"/u"), []string{root}, npPolicy)
+	if s.NetworkNamespace {
+		lxRequireOK(t, out, err)
+		assert.Equal(t, "hello from /u\n", out.Stdout)
+	} else {
+		require.ErrorIs(t, err, ErrSandboxUnavailable)
+		assert.Contains(t, err.Error(), "network namespace")
+	}
+
 	start := time.Now()
 	out, err = lxRunParams(t, ExecParams{Command: []string{"sleep", "30"}, TimeoutMs: ptrU64Linux(200)},
 		[]string{root}, SandboxPolicy{})
