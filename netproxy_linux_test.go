@@ -336,3 +336,38 @@ if len(sys.argv) > 2:
 		lxRequireOK(t, out, err)
 	}
 }
+
+// A hostile command (1,000 connections, a request line never finished, a
+// header without end) cannot keep the call past its timeout.
+func TestNetworkProxyHostileCommand(t *testing.T) {
+	npRequireNetns(t)
+	script := lxPy(t, `
+import resource, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 1100), hard))
+conns = []
+for i in range(1000):
+    try:
+        s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+    except OSError:
+        continue
+    s.sendall(b"GET http://localhost/ HTTP/1.1\r\nX: ")
+    conns.append(s)
+print("opened", len(conns), flush=True)
+big = socket.create_connection(("127.0.0.1", 3128))
+big.sendall(b"GET http://localhost/ HTTP/1.1\r\nX-Big: ")
+try:
+    while True:
+        big.sendall(b"a" * 65536)
+except OSError as e:
+    print("header cut:", e.errno, flush=True)
+time.sleep(60)
+`)
+	start := time.Now()
+	out, err := lxRunParams(t, ExecParams{Command: script, TimeoutMs: ptrU64Linux(3000)}, []string{lxRealDir(t)}, npPolicy)
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut, "%+v", out)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Contains(t, out.Stdout, "opened 1000")
+	assert.Contains(t, out.Stdout, "header cut")
+}
