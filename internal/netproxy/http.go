@@ -61,6 +61,7 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReade
 		req.Header.Del(h)
 	}
 	req.Close = true
+	req.Host = req.URL.Host // the name checked, not another behind the same address
 	wrote := make(chan struct{})
 	go func() {
 		// The response may come before the whole body is sent.

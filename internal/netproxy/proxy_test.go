@@ -43,6 +43,9 @@ func start(t *testing.T, patterns []string, hosts map[string]string) (*Proxy, st
 func server(t *testing.T, tlsToo bool) *httptest.Server {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if r.Host != "" && !strings.HasPrefix(r.Host, "allowed.test:") && !strings.HasPrefix(r.Host, "127.0.0.1:") {
+			fmt.Fprintf(w, "Host %s ", r.Host)
+		}
 		fmt.Fprintf(w, "%s %s %s auth=%q", r.Method, r.URL.Path, body, r.Header.Get("Proxy-Authorization"))
 	})
 	s := httptest.NewUnstartedServer(h)
@@ -137,6 +140,22 @@ func TestProxyNeedsTheCredential(t *testing.T) {
 		assert.Equal(t, 407, resp.StatusCode, "%q", auth)
 		c.Close()
 	}
+}
+
+// The destination gets the name the policy allowed in its Host header,
+// not another name served from the same address.
+func TestProxyHostHeader(t *testing.T) {
+	plain := server(t, false)
+	p, addr := start(t, []string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"})
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://allowed.test:%s/h HTTP/1.1\r\nHost: forbidden.test\r\nProxy-Authorization: Basic %s\r\n\r\n",
+		port(plain), base64.StdEncoding.EncodeToString([]byte("sbx:"+p.token)))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	assert.Equal(t, `GET /h  auth=""`, string(b))
 }
 
 func TestProxyRefusesNonProxyRequests(t *testing.T) {
