@@ -115,3 +115,15 @@ func cacheKey(abi int, r Rules) string {
 	}
 	return b.String()
 }
+
+// Close lets go of the cache's rulesets: each is closed once the callers
+// holding it are done with it. The cache is empty after, and may be used
+// again.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		c.unref(e)
+	}
+	c.entries = nil
+}

@@ -85,3 +85,29 @@ func TestCacheNothingHandled(t *testing.T) {
 	require.Equal(t, -1, fd)
 	done()
 }
+
+// Close lets go of every ruleset: one in use stays open until its user is
+// done; the cache builds anew after.
+func TestCacheClose(t *testing.T) {
+	abi := requireABI(t)
+	c := NewCache(2)
+	rules := Rules{WritableRoots: []string{t.TempDir()}}
+	idle, doneIdle, err := c.Get(abi, Rules{WritableRoots: []string{t.TempDir()}})
+	require.NoError(t, err)
+	doneIdle()
+	used, doneUsed, err := c.Get(abi, rules)
+	require.NoError(t, err)
+
+	c.Close()
+	require.False(t, isRuleset(idle), "closed with the cache")
+	require.True(t, isRuleset(used), "still held by its user")
+	doneUsed()
+	require.False(t, isRuleset(used), "closed after its user")
+
+	fd, done, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	require.True(t, isRuleset(fd))
+	done()
+	c.Close()
+	require.False(t, isRuleset(fd))
+}
