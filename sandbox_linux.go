@@ -287,9 +287,6 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		attr.PidFD = &pidfd
 	}
 	pid, err := startInNamespaces(attr)
-	if group != nil {
-		group.CloseProcs()
-	}
 	if err != nil {
 		if group != nil {
 			group.Remove()
