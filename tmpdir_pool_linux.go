@@ -121,9 +121,9 @@ func (t *callTMPDIR) named() bool {
 	return unix.Lstat(t.path, &st) == nil && uint64(st.Dev) == t.made.dev && st.Ino == t.made.ino
 }
 
-// reset empties t and checks that it is as it was made, and that its path
-// still names it. Its times are set to now: the next call sees none of the
-// last one's.
+// reset empties t and checks that it is as it was made (whether its path
+// still names it, takeTMPDIR checks). Its times are set to now: the next
+// call sees none of the last one's.
 func (t *callTMPDIR) reset() bool {
 	if t.made.ino == 0 {
 		return false
@@ -132,11 +132,11 @@ func (t *callTMPDIR) reset() bool {
 	if !dirEmpty(fd) && (emptyTree(t.path) != nil || !dirEmpty(fd)) {
 		return false
 	}
-	if st, err := readTMPDIRState(fd); err != nil || st != t.made || !t.named() {
+	if st, err := readTMPDIRState(fd); err != nil || st != t.made {
 		return false
 	}
 	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
-	return unix.UtimesNanoAt(unix.AT_FDCWD, t.path, now, unix.AT_SYMLINK_NOFOLLOW) == nil
+	return unix.UtimesNanoAt(fd, "", now, unix.AT_EMPTY_PATH) == nil
 }
 
 func readTMPDIRState(fd int) (tmpDirState, error) {

@@ -34,7 +34,8 @@ func requireTMPDIRKept(t *testing.T) {
 
 // A command that fills its TMPDIR, with a directory it may not enter among
 // it all, leaves the next call an empty one: the same directory, since the
-// last kept is the first given.
+// last kept is the first given; one that dates it back leaves it with
+// times of the call's end.
 func TestTMPDIRKeptEmptyForTheNextCall(t *testing.T) {
 	requireTMPDIRKept(t)
 	root := lxRealDir(t)
@@ -53,6 +54,15 @@ echo y >"$TMPDIR/g" && ln -s /etc/passwd "$TMPDIR/l" && mkfifo "$TMPDIR/p" && ch
 	lxRequireEmptyOrAbsent(t, first)
 	_, err = os.Stat("/etc/passwd")
 	assert.NoError(t, err, "a symlink's target stays")
+
+	// Left empty, but dated back: the times are not handed on either.
+	out, err = lxRun(t, lxSh(`printf '%s' "$TMPDIR"; touch -d @946684800 "$TMPDIR"`),
+		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	require.Equal(t, first, out.Stdout)
+	fi, err := os.Stat(first)
+	require.NoError(t, err, "kept")
+	assert.WithinDuration(t, time.Now(), fi.ModTime(), time.Minute)
 }
 
 // What emptying leaves as it was is not handed on: the directory's mode, an
