@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,8 +35,8 @@ func requireTMPDIRKept(t *testing.T) {
 
 // A command that fills its TMPDIR, with a directory it may not enter among
 // it all, leaves the next call an empty one: the same directory, since the
-// last kept is the first given; one that dates it back leaves it with
-// times of the call's end.
+// last kept is the first given; one that dates it back leaves the next
+// call one with times of that call's start.
 func TestTMPDIRKeptEmptyForTheNextCall(t *testing.T) {
 	requireTMPDIRKept(t)
 	root := lxRealDir(t)
@@ -60,9 +61,14 @@ echo y >"$TMPDIR/g" && ln -s /etc/passwd "$TMPDIR/l" && mkfifo "$TMPDIR/p" && ch
 		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
 	lxRequireOK(t, out, err)
 	require.Equal(t, first, out.Stdout)
-	fi, err := os.Stat(first)
-	require.NoError(t, err, "kept")
-	assert.WithinDuration(t, time.Now(), fi.ModTime(), time.Minute)
+	out, err = lxRun(t, lxSh(`printf '%s %s' "$TMPDIR" "$(stat -c %Y "$TMPDIR")"`),
+		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	dir, mtime, _ := strings.Cut(out.Stdout, " ")
+	require.Equal(t, first, dir)
+	secs, err := strconv.ParseInt(mtime, 10, 64)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), time.Unix(secs, 0), time.Minute)
 }
 
 // What emptying leaves as it was is not handed on: the directory's mode, an
@@ -232,4 +238,27 @@ func manyNames(n int) []string {
 		names = append(names, fmt.Sprintf("name-%04d", i))
 	}
 	return names
+}
+
+// What is written in a kept directory while it waits (by a call whose
+// roots hold the host's temporary directory) keeps it from the next call,
+// which gets a new one; the planted one is removed.
+func TestTMPDIRKeptOneWrittenInIsNotHandedOn(t *testing.T) {
+	root := t.TempDir()
+	for _, plant := range []func(dir string) error{
+		func(dir string) error { return os.WriteFile(filepath.Join(dir, "planted"), []byte("x"), 0o755) },
+		func(dir string) error { return os.Chmod(dir, 0o777) },
+	} {
+		_, tmp, err := takeTMPDIR(tmpPoolEnv, []string{root})
+		require.NoError(t, err)
+		tmp.release(true)
+		require.DirExists(t, tmp.Path(), "kept")
+		require.NoError(t, plant(tmp.Path()))
+
+		_, again, err := takeTMPDIR(tmpPoolEnv, []string{root})
+		require.NoError(t, err)
+		assert.NotEqual(t, tmp.Path(), again.Path())
+		assert.NoDirExists(t, tmp.Path(), "removed")
+		again.release(false)
+	}
 }
