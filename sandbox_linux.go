@@ -209,7 +209,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	}
 	defer func() {
 		if err != nil {
-			removeTMPDIR(tmp)
+			tmp.release(false)
 		}
 	}()
 	var proxy callProxy
@@ -253,7 +253,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	for i, f := range req.stdio {
 		attr.Stdio[i] = int(f.Fd())
 	}
-	if attr.Mounts, err = r.mounts(tmp); err != nil {
+	if attr.Mounts, err = r.mounts(tmp.Path()); err != nil {
 		return nil, err
 	}
 	var spare readyNetns
@@ -300,9 +300,6 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		attr.PidFD = &pidfd
 	}
 	pid, err := startInNamespaces(attr)
-	if group != nil {
-		group.CloseProcs()
-	}
 	if err != nil {
 		if group != nil {
 			group.Remove()
@@ -356,8 +353,9 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 			group.Kill()
 		}
 	}
-	if tmp != "" {
-		c.release = func() { removeTMPDIR(tmp) }
+	if tmp != nil {
+		// Reaped, the init of a PID namespace leaves none of the call's.
+		c.release = func() { tmp.release(attr.NewPIDNamespace && c.reaped.Load()) }
 	}
 	if group != nil {
 		release := group.Release
@@ -367,7 +365,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 			release = group.ReleaseEmpty
 		}
 		c.release = func() {
-			removeTMPDIR(tmp)
+			tmp.release(c.reaped.Load() && (attr.NewPIDNamespace || group.Empty()))
 			if c.reaped.Load() {
 				release()
 				return
@@ -507,20 +505,20 @@ func (r *linuxRunner) newCgroup() (*cgroup.Group, error) {
 }
 
 // environ adds the sandbox's variables, and a TMPDIR the command may write
-// to: tmp, when it is one of the call's own (see privateTMPDIR).
-func (r *linuxRunner) environ(env []string) (_ []string, tmp string, err error) {
+// to: tmp, when it is one of the call's own (see takeTMPDIR).
+func (r *linuxRunner) environ(env []string) (_ []string, tmp *callTMPDIR, err error) {
 	env = withSandboxEnv(env, "linux", !r.policy.NetworkAccess)
 	if r.policy.FullDiskWriteAccess {
-		return env, "", nil
+		return env, nil, nil
 	}
-	return privateTMPDIR(env, r.roots)
+	return takeTMPDIR(env, r.roots)
 }
 
 // ruleset is the Landlock ruleset of the call, with tmp among its writable
-// roots where there is one: then it is built for this call alone, since a
-// root that no other call has would only push a shared ruleset out of the
-// cache.
-func (r *linuxRunner) ruleset(tmp string) (fd int, done func(), err error) {
+// roots where there is one: then it comes from tmp's own cache, which it
+// keeps for the calls that get tmp after this one, since a root that no
+// other call has would only push a shared ruleset out of the shared cache.
+func (r *linuxRunner) ruleset(tmp *callTMPDIR) (fd int, done func(), err error) {
 	rules := landlock.Rules{
 		WritableRoots: r.roots,
 		FullDiskWrite: r.policy.FullDiskWriteAccess,
@@ -528,19 +526,11 @@ func (r *linuxRunner) ruleset(tmp string) (fd int, done func(), err error) {
 		// loopback, where the proxy listens.
 		DenyNetwork: r.network() == seccomp.NetworkDenied,
 	}
-	if tmp == "" {
+	if tmp == nil {
 		return rulesets.Get(r.abi, rules)
 	}
-	rules.WritableRoots = append(slices.Clip(r.roots), tmp)
-	fd, err = landlock.Build(r.abi, rules)
-	if err != nil {
-		return -1, nil, err
-	}
-	return fd, func() {
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-	}, nil
+	rules.WritableRoots = append(slices.Clip(r.roots), tmp.path)
+	return tmp.rulesets.Get(r.abi, rules)
 }
 
 // spawnError turns a failure in the child into the error the plain runner

@@ -40,8 +40,23 @@ var (
 // of a process that makes one also removes, in the background, the
 // directories of hosts that died before they could (see sweepStaleTMPDIRs).
 func privateTMPDIR(env, roots []string) (out []string, dir string, err error) {
-	if len(roots) == 0 {
+	if !needsPrivateTMPDIR(env, roots) {
 		return env, "", nil
+	}
+	dir, lock, err := makeTMPDIR()
+	if err != nil {
+		return nil, "", err
+	}
+	tmpDirLocks.Store(dir, lock)
+	return setEnv(env, "TMPDIR", dir), dir, nil
+}
+
+// needsPrivateTMPDIR says whether a call with env and roots gets a private
+// TMPDIR: it has writable roots, and the temporary directory it would use
+// (TMPDIR, else /tmp) is below none of them.
+func needsPrivateTMPDIR(env, roots []string) bool {
+	if len(roots) == 0 {
+		return false
 	}
 	tmp := "/tmp"
 	for _, kv := range env {
@@ -52,19 +67,26 @@ func privateTMPDIR(env, roots []string) (out []string, dir string, err error) {
 	if real, err := filepath.EvalSymlinks(tmp); err == nil {
 		for _, root := range roots {
 			if pathWithin(real, root) {
-				return env, "", nil
+				return false
 			}
 		}
 	}
+	return true
+}
+
+// makeTMPDIR makes a private TMPDIR in the host's temporary directory and
+// locks it; dir is canonical. The first one a process makes also starts
+// the sweep.
+func makeTMPDIR() (dir string, lock *os.File, err error) {
 	dir, err = os.MkdirTemp("", tmpDirPrefix)
 	if err != nil {
-		return nil, "", fmt.Errorf("sandboxexec: a temporary directory for the command, "+
+		return "", nil, fmt.Errorf("sandboxexec: a temporary directory for the command, "+
 			"in the host's temporary directory %s (its TMPDIR): %w", os.TempDir(), err)
 	}
-	lock, err := lockDir(dir)
+	lock, err = lockDir(dir)
 	if err != nil {
 		os.Remove(dir)
-		return nil, "", fmt.Errorf("sandboxexec: a temporary directory for the command: %w", err)
+		return "", nil, fmt.Errorf("sandboxexec: a temporary directory for the command: %w", err)
 	}
 	sweepOnce.Do(func() { go sweepStaleTMPDIRs(os.TempDir()) })
 	// Roots are canonical (Seatbelt matches /private/var/folders, not
@@ -72,8 +94,7 @@ func privateTMPDIR(env, roots []string) (out []string, dir string, err error) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	tmpDirLocks.Store(dir, lock)
-	return setEnv(env, "TMPDIR", dir), dir, nil
+	return dir, lock, nil
 }
 
 // removeTMPDIR removes what privateTMPDIR made, if it made anything, and

@@ -54,6 +54,15 @@ func removeTree(dir string) error {
 	if os.Remove(dir) == nil {
 		return nil
 	}
+	if err := emptyTree(dir); err != nil {
+		return err
+	}
+	return os.Remove(dir)
+}
+
+// emptyTree is removeTree but for dir itself, which it leaves empty (unless
+// the budget ran out or something could not be removed).
+func emptyTree(dir string) error {
 	os.Chmod(dir, 0o700)
 	top, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -86,7 +95,7 @@ func removeTree(dir string) error {
 			break
 		}
 	}
-	return os.Remove(dir)
+	return nil
 }
 
 // removeTreeBudget bounds removeTree.

@@ -261,7 +261,12 @@ type Group struct {
 	dir     string
 	v2      bool
 	maxPids int // what pids.max was last set to
-	procs   int // cgroup.procs, open for the child to write "0" to; -1 when closed
+	// procs is cgroup.procs, open for the child to write "0" to, and kept
+	// open while the group is kept for reuse (an open and a close cost the
+	// host more than the rest of New); -1 when closed. procsIno is its
+	// inode: a kept one is used again only while the path still names it.
+	procs    int
+	procsIno uint64
 }
 
 // New returns an empty group that allows at most maxPids tasks (processes
@@ -314,7 +319,8 @@ func (m *Manager) mkdirGroup() (string, error) {
 	return dir, os.Mkdir(dir, 0o755)
 }
 
-// prepare sets the limit (where it changed) and opens cgroup.procs.
+// prepare sets the limit (where it changed) and opens cgroup.procs, unless
+// it is open still.
 func (g *Group) prepare(maxPids int) error {
 	if g.maxPids != maxPids {
 		if err := os.WriteFile(filepath.Join(g.dir, "pids.max"), []byte(strconv.Itoa(maxPids)), 0); err != nil {
@@ -322,21 +328,37 @@ func (g *Group) prepare(maxPids int) error {
 		}
 		g.maxPids = maxPids
 	}
+	path := filepath.Join(g.dir, "cgroup.procs")
+	if g.procs >= 0 {
+		// A group removed behind this host's back (and perhaps made
+		// again) takes no process through the descriptor kept.
+		var st unix.Stat_t
+		if unix.Stat(path, &st) == nil && st.Ino == g.procsIno {
+			return nil
+		}
+		g.CloseProcs()
+	}
 	// A raw descriptor: an *os.File would register the (pollable) cgroup
 	// file with the netpoller, which costs more than the open itself.
-	path := filepath.Join(g.dir, "cgroup.procs")
 	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	g.procs = fd
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	g.procs, g.procsIno = fd, st.Ino
 	return nil
 }
 
-// ProcsFD is the descriptor of the open cgroup.procs file.
+// ProcsFD is the descriptor of the open cgroup.procs file. It stays open
+// until the group is removed (Release and ReleaseEmpty keep it with the
+// group).
 func (g *Group) ProcsFD() int { return g.procs }
 
-// CloseProcs closes cgroup.procs once the child has joined.
+// CloseProcs closes cgroup.procs.
 func (g *Group) CloseProcs() {
 	if g.procs >= 0 {
 		unix.Close(g.procs)
@@ -347,7 +369,6 @@ func (g *Group) CloseProcs() {
 // Release is Remove for a group whose call is over: an empty group is kept
 // for a later New while the pool has room.
 func (g *Group) Release() {
-	g.CloseProcs()
 	if g.Empty() && g.keep() {
 		return
 	}
@@ -359,7 +380,6 @@ func (g *Group) Release() {
 // process of the namespace was, and each task leaves its pids cgroup when it
 // is reaped.
 func (g *Group) ReleaseEmpty() {
-	g.CloseProcs()
 	if !g.keep() {
 		g.Remove()
 	}

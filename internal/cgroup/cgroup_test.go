@@ -276,3 +276,45 @@ func TestNewAfterHostDirectoryRemoved(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "4", strings.TrimSpace(string(max)))
 }
+
+// A kept group keeps its cgroup.procs open for the next call, and gives it
+// up once that is no longer the group's file.
+func TestKeptGroupKeepsProcsOpen(t *testing.T) {
+	m := openOrSkip(t)
+	defer func() { m.idle = nil }()
+	g, err := m.New(8)
+	require.NoError(t, err)
+	fd := g.ProcsFD()
+	g.ReleaseEmpty()
+	again, err := m.New(8)
+	require.NoError(t, err)
+	require.Equal(t, g.dir, again.dir)
+	require.Equal(t, fd, again.ProcsFD(), "the same descriptor")
+
+	// A process joins through it, as the spawn routine's child does.
+	cmd := exec.Command("cat")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	_, err = unix.Write(again.ProcsFD(), []byte(strconv.Itoa(cmd.Process.Pid)))
+	require.NoError(t, err)
+	require.Equal(t, []int{cmd.Process.Pid}, again.Pids())
+	stdin.Close()
+	require.NoError(t, cmd.Wait())
+	again.Release()
+
+	// Removed behind its back and made again under the same name: a new
+	// descriptor of the new group's file.
+	kept := m.idle[len(m.idle)-1]
+	require.Equal(t, g.dir, kept.dir)
+	require.NoError(t, os.Remove(kept.dir))
+	require.NoError(t, os.Mkdir(kept.dir, 0o755))
+	third, err := m.New(8)
+	require.NoError(t, err)
+	defer third.Remove()
+	var st unix.Stat_t
+	require.NoError(t, unix.Fstat(third.ProcsFD(), &st))
+	var named unix.Stat_t
+	require.NoError(t, unix.Stat(filepath.Join(third.dir, "cgroup.procs"), &named))
+	require.Equal(t, named.Ino, st.Ino, "the descriptor is the current file's")
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,6 +17,13 @@ import (
 // built, so a cached one is handed out only while each path still names the
 // same file (device and inode); a writable root that was replaced, or moved
 // away, gets a new ruleset, as it would without the cache.
+//
+// The devices are checked so at most once per deviceRecheck: a rule for a
+// device node that was replaced since can only deny, since it still names
+// the node it was made for, which reaches the same device wherever it is
+// (a node's device number never changes); and the replacement is rare,
+// where a check of every device costs a call a stat each (on a VM whose
+// system calls trap to the hypervisor, a few µs each).
 type Cache struct {
 	size    int
 	mu      sync.Mutex
@@ -23,11 +31,15 @@ type Cache struct {
 }
 
 type cacheEntry struct {
-	key   string
-	fd    int
-	files []fileID
-	refs  int // holders: the cache while the entry is in it, and each caller
+	key     string
+	fd      int
+	files   []fileID
+	refs    int       // holders: the cache while the entry is in it, and each caller
+	devices time.Time // when the devices' files were last found unchanged
 }
+
+// deviceRecheck is how long a check of the devices' files holds.
+const deviceRecheck = time.Second
 
 // NewCache returns a cache that keeps the rulesets of at most size rule
 // sets (one descriptor each).
@@ -44,7 +56,7 @@ func (c *Cache) Get(abi int, r Rules) (fd int, done func(), err error) {
 		if e.key != key {
 			continue
 		}
-		if e.current() {
+		if e.current(time.Now()) {
 			copy(c.entries[i:], c.entries[i+1:])
 			c.entries[len(c.entries)-1] = e
 			e.refs++
@@ -61,7 +73,7 @@ func (c *Cache) Get(abi int, r Rules) (fd int, done func(), err error) {
 	if err != nil || fd < 0 {
 		return fd, func() {}, err
 	}
-	e := &cacheEntry{key: key, fd: fd, files: files, refs: 2}
+	e := &cacheEntry{key: key, fd: fd, files: files, refs: 2, devices: time.Now()}
 	c.mu.Lock()
 	c.entries = append(c.entries, e)
 	if len(c.entries) > c.size {
@@ -90,11 +102,17 @@ func (c *Cache) unref(e *cacheEntry) {
 	}
 }
 
-func (e *cacheEntry) current() bool {
+// current says each file is still the one e was built from; the devices'
+// are looked at only when their last check is deviceRecheck old.
+func (e *cacheEntry) current(now time.Time) bool {
+	devices := now.Sub(e.devices) >= deviceRecheck
 	for _, f := range e.files {
-		if !f.current() {
+		if (devices || !f.device) && !f.current() {
 			return false
 		}
+	}
+	if devices {
+		e.devices = now
 	}
 	return true
 }
@@ -114,4 +132,16 @@ func cacheKey(abi int, r Rules) string {
 		b.WriteString(root)
 	}
 	return b.String()
+}
+
+// Close lets go of the cache's rulesets: each is closed once the callers
+// holding it are done with it. The cache is empty after, and may be used
+// again.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		c.unref(e)
+	}
+	c.entries = nil
 }

@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // isRuleset says whether fd is open and is a Landlock ruleset.
@@ -84,4 +86,59 @@ func TestCacheNothingHandled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, -1, fd)
 	done()
+}
+
+// Close lets go of every ruleset: one in use stays open until its user is
+// done; the cache builds anew after.
+func TestCacheClose(t *testing.T) {
+	abi := requireABI(t)
+	c := NewCache(2)
+	rules := Rules{WritableRoots: []string{t.TempDir()}}
+	idle, doneIdle, err := c.Get(abi, Rules{WritableRoots: []string{t.TempDir()}})
+	require.NoError(t, err)
+	doneIdle()
+	used, doneUsed, err := c.Get(abi, rules)
+	require.NoError(t, err)
+
+	c.Close()
+	require.False(t, isRuleset(idle), "closed with the cache")
+	require.True(t, isRuleset(used), "still held by its user")
+	doneUsed()
+	require.False(t, isRuleset(used), "closed after its user")
+
+	fd, done, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	require.True(t, isRuleset(fd))
+	done()
+	c.Close()
+	require.False(t, isRuleset(fd))
+}
+
+// A root is checked at every Get; a device's file only once its last check
+// is deviceRecheck old (a stale device rule can only deny).
+func TestCacheChecksDevicesLessOften(t *testing.T) {
+	dir := t.TempDir()
+	root, dev := filepath.Join(dir, "root"), filepath.Join(dir, "dev")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.WriteFile(dev, nil, 0o644))
+	id := func(path string, device bool) fileID {
+		var st unix.Stat_t
+		require.NoError(t, unix.Stat(path, &st))
+		return fileID{path: path, device: device, dev: uint64(st.Dev), ino: st.Ino}
+	}
+	start := time.Now()
+	e := &cacheEntry{files: []fileID{id(root, false), id(dev, true)}, devices: start}
+	require.True(t, e.current(start))
+
+	// Made before the old one goes: another inode.
+	require.NoError(t, os.WriteFile(dev+".new", nil, 0o644))
+	require.NoError(t, os.Rename(dev+".new", dev))
+	require.True(t, e.current(start.Add(deviceRecheck/2)), "a device checked less than deviceRecheck ago")
+	require.False(t, e.current(start.Add(deviceRecheck)), "then checked again")
+
+	e = &cacheEntry{files: []fileID{id(root, false), id(dev, true)}, devices: start}
+	require.NoError(t, os.Mkdir(root+".new", 0o755))
+	require.NoError(t, os.Rename(root, root+".old"))
+	require.NoError(t, os.Rename(root+".new", root))
+	require.False(t, e.current(start), "a root, every time")
 }

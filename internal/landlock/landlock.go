@@ -153,6 +153,7 @@ func build(abi int, r Rules) (int, []fileID, error) {
 				unix.Close(ruleset)
 				return -1, nil, err
 			}
+			id.device = true
 			files = append(files, id)
 		}
 	}
@@ -164,6 +165,7 @@ func build(abi int, r Rules) (int, []fileID, error) {
 type fileID struct {
 	path     string
 	absent   bool
+	device   bool // one of devices, not a writable root
 	dev, ino uint64
 }
 

@@ -1,0 +1,264 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+// The kept private TMPDIRs (tmpdir_pool_linux.go): a later call may get the
+// directory of an earlier one, emptied, and never one that another call
+// holds, or that the earlier call changed in a way emptying does not undo.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+var tmpPoolEnv = []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=/tmp"}
+
+// requireTMPDIRKept skips where a call's TMPDIR is never kept: without a
+// PID namespace or a cgroup, nothing says that no process of the call is
+// left to write in it.
+func requireTMPDIRKept(t *testing.T) {
+	t.Helper()
+	if s := requireSandbox(t); !s.PIDNamespace && cgroups() == nil {
+		t.Skip("neither a PID namespace nor a pids cgroup here: no TMPDIR is kept")
+	}
+}
+
+// A command that fills its TMPDIR, with a directory it may not enter among
+// it all, leaves the next call an empty one: the same directory, since the
+// last kept is the first given; one that dates it back leaves the next
+// call one with times of that call's start.
+func TestTMPDIRKeptEmptyForTheNextCall(t *testing.T) {
+	requireTMPDIRKept(t)
+	root := lxRealDir(t)
+	out, err := lxRun(t, lxSh(`printf '%s' "$TMPDIR"; mkdir -p "$TMPDIR/a/b" && echo x >"$TMPDIR/a/b/f" &&
+echo y >"$TMPDIR/g" && ln -s /etc/passwd "$TMPDIR/l" && mkfifo "$TMPDIR/p" && chmod 0 "$TMPDIR/a"`),
+		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	first := out.Stdout
+	lxRequireEmptyOrAbsent(t, first)
+	require.DirExists(t, first, "kept")
+
+	out, err = lxRun(t, lxSh(`printf '%s\n' "$TMPDIR"; ls -A "$TMPDIR"; echo z >"$TMPDIR/h" && echo wrote`),
+		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	assert.Equal(t, first+"\nwrote\n", out.Stdout, "the same directory, empty, and writable; stderr: %s", out.Stderr)
+	lxRequireEmptyOrAbsent(t, first)
+	_, err = os.Stat("/etc/passwd")
+	assert.NoError(t, err, "a symlink's target stays")
+
+	// Left empty, but dated back: the times are not handed on either.
+	out, err = lxRun(t, lxSh(`printf '%s' "$TMPDIR"; touch -d @946684800 "$TMPDIR"`),
+		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	require.Equal(t, first, out.Stdout)
+	out, err = lxRun(t, lxSh(`printf '%s %s' "$TMPDIR" "$(stat -c %Y "$TMPDIR")"`),
+		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	dir, mtime, _ := strings.Cut(out.Stdout, " ")
+	require.Equal(t, first, dir)
+	secs, err := strconv.ParseInt(mtime, 10, 64)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), time.Unix(secs, 0), time.Minute)
+}
+
+// What emptying leaves as it was is not handed on: the directory's mode, an
+// extended attribute (a default ACL is one), a subdirectory the command
+// made unremovable. Such a directory is removed.
+func TestTMPDIRNotKeptWhenChanged(t *testing.T) {
+	requireTMPDIRKept(t)
+	root := lxRealDir(t)
+	for _, tc := range []struct{ name, script string }{
+		{"mode", `chmod 755 "$TMPDIR"`},
+		{"setgid", `chmod g+s "$TMPDIR"`},
+		{"xattr", `python3 -c 'import os; os.setxattr(os.environ["TMPDIR"], "user.sandboxexec-test", b"1")' 2>/dev/null || exit 3`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := lxRun(t, lxSh(`printf '%s' "$TMPDIR"; `+tc.script),
+				[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+			require.NoError(t, err)
+			if out.ExitCode == 3 {
+				t.Skip("no user extended attributes here")
+			}
+			lxRequireOK(t, out, err)
+			assert.NoDirExists(t, out.Stdout)
+		})
+	}
+}
+
+// Calls in flight at the same time have directories of their own, and a
+// command cannot write in another call's, kept or in use.
+func TestTMPDIRPrivateToItsCall(t *testing.T) {
+	requireTMPDIRKept(t)
+	root := lxRealDir(t)
+	const inFlight = 4
+	var wg sync.WaitGroup
+	dirs := make([]string, inFlight)
+	for i := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := lxRun(t, lxSh(`printf '%s' "$TMPDIR"; sleep 0.5`), []string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+			if assert.NoError(t, err) && assert.Equal(t, 0, out.ExitCode) {
+				dirs[i] = out.Stdout
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		require.NotEmpty(t, d)
+		assert.False(t, seen[d], "two calls in flight shared %s", d)
+		seen[d] = true
+	}
+
+	// Each of the calls' directories, most of them kept now, but for the
+	// one the next call gets.
+	var script strings.Builder
+	script.WriteString(`printf '%s\n' "$TMPDIR"; `)
+	for _, d := range dirs {
+		fmt.Fprintf(&script, `if echo x >'%s/f' 2>/dev/null; then echo "wrote %s"; fi; `, d, d)
+	}
+	out, err := lxRun(t, lxSh(script.String()), []string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	own, _, _ := strings.Cut(out.Stdout, "\n")
+	assert.Equal(t, own+"\nwrote "+own+"\n", out.Stdout, "only its own TMPDIR is writable")
+	for _, d := range dirs {
+		lxRequireEmptyOrAbsent(t, d)
+	}
+}
+
+// A directory is kept only when its call says no process of its is left;
+// the pool keeps tmpDirPoolSize at most, and removes those unused for
+// tmpDirIdle.
+func TestTMPDIRPoolBounds(t *testing.T) {
+	root := t.TempDir()
+	take := func() *callTMPDIR {
+		t.Helper()
+		env, tmp, err := takeTMPDIR(tmpPoolEnv, []string{root})
+		require.NoError(t, err)
+		require.NotNil(t, tmp)
+		assert.Contains(t, env, "TMPDIR="+tmp.Path())
+		require.NoError(t, os.WriteFile(filepath.Join(tmp.Path(), "f"), nil, 0o600))
+		return tmp
+	}
+
+	tmp := take()
+	tmp.release(false)
+	assert.NoDirExists(t, tmp.Path(), "not quiet: removed")
+
+	var held []*callTMPDIR
+	for range tmpDirPoolSize + 2 {
+		held = append(held, take())
+	}
+	for _, tmp := range held {
+		tmp.release(true)
+	}
+	kept := 0
+	for _, tmp := range held {
+		if _, err := os.Stat(tmp.Path()); err == nil {
+			kept++
+			lxRequireEmptyOrAbsent(t, tmp.Path())
+		}
+	}
+	assert.LessOrEqual(t, kept, tmpDirPoolSize)
+	assert.GreaterOrEqual(t, kept, 1)
+
+	tmpDirs.mu.Lock()
+	for _, tmp := range tmpDirs.idle {
+		tmp.idle = time.Now().Add(-2 * tmpDirIdle)
+	}
+	tmpDirs.mu.Unlock()
+	tmpDirs.trimIdle()
+	for _, tmp := range held {
+		assert.NoDirExists(t, tmp.Path(), "unused for tmpDirIdle: removed")
+	}
+	tmpDirs.mu.Lock()
+	assert.Empty(t, tmpDirs.idle)
+	tmpDirs.mu.Unlock()
+}
+
+// A kept directory that was removed, or replaced, behind the pool's back is
+// not handed out: the call gets a new one.
+func TestTMPDIRKeptOneReplaced(t *testing.T) {
+	root := t.TempDir()
+	_, tmp, err := takeTMPDIR(tmpPoolEnv, []string{root})
+	require.NoError(t, err)
+	tmp.release(true)
+	require.DirExists(t, tmp.Path())
+	require.NoError(t, os.Remove(tmp.Path()))
+	require.NoError(t, os.Mkdir(tmp.Path(), 0o700))
+	defer os.Remove(tmp.Path())
+
+	_, again, err := takeTMPDIR(tmpPoolEnv, []string{root})
+	require.NoError(t, err)
+	defer again.release(false)
+	assert.NotEqual(t, tmp.Path(), again.Path())
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(tmp.Path(), &st), "the replacement is not the pool's to remove")
+}
+
+// dirEmpty reads a directory of many entries to its end, and one with a
+// single entry named like the dot entries is not empty.
+func TestDirEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		empty bool
+	}{
+		{nil, true},
+		{[]string{"..."}, false},
+		{[]string{".a"}, false},
+		{manyNames(300), false},
+	} {
+		dir := t.TempDir()
+		for _, n := range tc.names {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, n), nil, 0o600))
+		}
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		require.NoError(t, err)
+		assert.Equal(t, tc.empty, dirEmpty(fd), "%d names", len(tc.names))
+		assert.Equal(t, tc.empty, dirEmpty(fd), "read again from the start")
+		unix.Close(fd)
+	}
+	assert.False(t, dirEmpty(-1))
+}
+
+func manyNames(n int) []string {
+	var names []string
+	for i := range n {
+		names = append(names, fmt.Sprintf("name-%04d", i))
+	}
+	return names
+}
+
+// What is written in a kept directory while it waits (by a call whose
+// roots hold the host's temporary directory) keeps it from the next call,
+// which gets a new one; the planted one is removed.
+func TestTMPDIRKeptOneWrittenInIsNotHandedOn(t *testing.T) {
+	root := t.TempDir()
+	for _, plant := range []func(dir string) error{
+		func(dir string) error { return os.WriteFile(filepath.Join(dir, "planted"), []byte("x"), 0o755) },
+		func(dir string) error { return os.Chmod(dir, 0o777) },
+	} {
+		_, tmp, err := takeTMPDIR(tmpPoolEnv, []string{root})
+		require.NoError(t, err)
+		tmp.release(true)
+		require.DirExists(t, tmp.Path(), "kept")
+		require.NoError(t, plant(tmp.Path()))
+
+		_, again, err := takeTMPDIR(tmpPoolEnv, []string{root})
+		require.NoError(t, err)
+		assert.NotEqual(t, tmp.Path(), again.Path())
+		assert.NoDirExists(t, tmp.Path(), "removed")
+		again.release(false)
+	}
+}
