@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: all deps test fuzz-short fuzz soak demo bench
+.PHONY: all deps deps-build cgo-check test fuzz-short fuzz soak demo bench
 
 # Fuzz targets as package:target. Budgets are counts, not times: a timed
 # -fuzztime can end in a spurious "context deadline exceeded" from the fuzz
@@ -21,14 +21,23 @@ OLDEST_GO := $(shell awk '/^go /{v=$$2; if (split(v, p, ".") == 2) v = v ".0"; p
 
 all: test
 
-# The Linux sandbox links libseccomp through cgo, which finds it with
-# pkg-config and needs a C compiler (without one, go turns cgo off, and the
-# sandbox with it). Other systems need neither.
+# The system packages are listed once, in .ci/deps (which .ci/run uses too):
+# it installs what is missing when run as root with apt-get, and otherwise
+# prints the one command to run. deps is what make test needs, deps-build
+# the part make demo needs. Other systems need neither.
 deps:
-	@[ "$$(uname -s)" != Linux ] || pkg-config --exists libseccomp 2>/dev/null || \
-		{ echo "missing libseccomp headers or pkg-config: apt-get install -y libseccomp-dev pkg-config" >&2; exit 1; }
+	@sh .ci/deps test
+	@$(MAKE) --no-print-directory cgo-check
+
+deps-build:
+	@sh .ci/deps build
+	@$(MAKE) --no-print-directory cgo-check
+
+# Without cgo the Linux sandbox is not built in (CGO_ENABLED=0 set by hand,
+# or no C compiler when go started).
+cgo-check:
 	@[ "$$(uname -s)" != Linux ] || [ "$$($(GO) env CGO_ENABLED)" = 1 ] || \
-		{ echo "cgo is off (no C compiler?): apt-get install -y gcc libc6-dev" >&2; exit 1; }
+		{ echo "cgo is off (CGO_ENABLED=0 or no C compiler): unset CGO_ENABLED, or run: sudo apt-get install -y gcc libc6-dev" >&2; exit 1; }
 
 test: deps
 	@unformatted="$$(gofmt -l .)"; if [ -n "$$unformatted" ]; then \
@@ -56,13 +65,13 @@ fuzz:
 
 # 10,000 sequential and 1,000 concurrent sandboxed calls; checks that
 # goroutines, fds, children and memory come back to their baseline.
-soak: deps
+soak: deps-build
 	SANDBOXEXEC_SOAK=1 $(GO) test -run '^TestSoak$$' -v -timeout 30m .
 
 # Runs examples/sandboxrun under this OS's sandbox: one allowed write, one
 # denied write, one denied connection. Each step prints what happened; a
 # denied step (or a sandbox this machine lacks) does not fail the target.
-demo: deps
+demo: deps-build
 	@set -u; d="$$(mktemp -d)"; trap 'rm -rf "$$d"' EXIT; \
 	mkdir "$$d/root" "$$d/outside"; \
 	$(GO) build -o "$$d/sandboxrun" ./examples/sandboxrun || exit 1; \
@@ -79,7 +88,7 @@ demo: deps
 
 # One table, every row measured alternately in the same run, with ratios to
 # the floor rows and PASS/MISS per target. BENCHFLAGS=-quick for a smoke run.
-bench: deps
+bench: deps-build
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 		{ apt-get install -y -q bubblewrap >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q bubblewrap >/dev/null 2>&1; }; }; } || \
 		echo "bubblewrap is not installed and cannot be installed here: its row is skipped"
