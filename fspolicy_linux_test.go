@@ -25,13 +25,7 @@ import (
 // mount namespace.
 func fsRequireMounts(t *testing.T) {
 	t.Helper()
-	s := requireSandbox(t)
-	if !s.MountNamespace {
-		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
-			t.Fatal("mount namespaces are required but not available here")
-		}
-		t.Skip("this host cannot make mount namespaces")
-	}
+	lxRequireFeature(t, requireSandbox(t).MountNamespace, "mount namespaces")
 }
 
 // fsGitRepo makes a git repository in a new root, with one commit when git
@@ -656,22 +650,4 @@ attempt("no_caps", lambda: check(0 if all(int(c, 16) == 0 for c in caps) else -1
 	assert.Equal(t, "OK", res["no_caps"])
 	_, err := os.Stat(filepath.Join(root, ".git", "hooks", "pre-commit"))
 	assert.True(t, errors.Is(err, os.ErrNotExist))
-}
-
-// lxWriteOutside is the errno of a write outside the writable roots: the
-// read-only mounts' EROFS where calls get a mount namespace (root, or a
-// user namespace), else Landlock's EACCES.
-func lxWriteOutside() string {
-	if mountNamespaceSupported() {
-		return "EROFS"
-	}
-	return "EACCES"
-}
-
-// lxWriteOutsideText is how a shell reports lxWriteOutside.
-func lxWriteOutsideText() string {
-	if mountNamespaceSupported() {
-		return "Read-only file system"
-	}
-	return "Permission denied"
 }

@@ -26,13 +26,7 @@ import (
 // network namespace.
 func npRequireNetns(t *testing.T) {
 	t.Helper()
-	s := requireSandbox(t)
-	if !s.NetworkNamespace {
-		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
-			t.Fatal("network namespaces are required but not available here")
-		}
-		t.Skip("this host cannot make network namespaces")
-	}
+	lxRequireFeature(t, requireSandbox(t).NetworkNamespace, "network namespaces")
 }
 
 // npServers are host-side HTTP and TLS servers on 127.0.0.1 that answer
