@@ -6,6 +6,19 @@
 // concurrently through capped captures, and returns when the command has
 // exited (or was killed for its timeout or its context) and every process
 // left in its group has been killed.
+//
+// The sandbox is chosen by SandboxType (PlatformSandbox gives this OS's) and
+// shaped by the writable roots and a SandboxPolicy, whose zero value allows
+// no network and writes only below the roots, with .git, .hg and .svn kept
+// read-only inside them. AllowedDomains opens the network to named hosts
+// through a proxy the call runs in-process; DenyRead hides paths. A sandbox
+// that cannot be applied is an error wrapping ErrSandboxUnavailable, and
+// nothing runs; a failure the sandbox likely caused is a SandboxDeniedError.
+//
+// The repository's docs/ pages hold the detail: semantics.md (every field
+// and edge case), filesystem-policy.md, network-policy.md, linux.md,
+// macos.md, windows.md and performance.md; SECURITY.md lists what each
+// platform guarantees and the tests that prove it.
 package sandboxexec
 
 import (

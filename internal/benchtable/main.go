@@ -3,7 +3,7 @@
 // Command benchtable measures sandboxexec side by side with what it is
 // compared against, and prints one table:
 //
-//	go run ./internal/benchtable [-rounds N] [-quick] [-strict] [-sections spawn,capture,concurrency]
+//	go run ./internal/benchtable [-rounds N] [-quick] [-strict] [-sections spawn,capture,concurrency,network]
 //
 // Every row is measured in the same run, alternately: the run is a number of
 // rounds, and each round measures every row once (spawn rows: a small batch,
@@ -17,8 +17,9 @@
 //   - spawn /bin/true: bare os/exec (the floor), SandboxNone,
 //     SandboxLinuxSeccomp (zero policy, one writable root), the same with a
 //     root that holds a .git directory (which the policy keeps read-only, by
-//     a mount namespace where the runner makes one), bubblewrap, and the
-//     sandboxed row again from a host holding 4 GiB of live heap;
+//     a mount namespace where the runner makes one), the same under
+//     AllowedDomains (a network namespace and the call's proxy), bubblewrap,
+//     and the sandboxed row again from a host holding 4 GiB of live heap;
 //   - capture: 1 GiB from head and from dd through ProcessExecToolCall
 //     (SandboxNone), with the host's heap growth during the call, against
 //     `head | cat >/dev/null` (the floor), a reader that splices the pipe to
@@ -26,7 +27,10 @@
 //     `head >/dev/null`;
 //   - concurrency: sandboxed /bin/true with 1, 8 and 64 calls in flight, and
 //     bare os/exec with 1 and 8 in flight for reference: what this machine
-//     allows any spawner.
+//     allows any spawner;
+//   - network: 256 MiB downloaded over loopback from inside the sandbox (curl,
+//     else Python), straight with NetworkAccess (the floor) and through the
+//     call's proxy under AllowedDomains.
 //
 // Beside wall time, each row shows the CPU time it took (this process and its
 // reaped children, from getrusage) per call or per GiB: on a loaded machine
@@ -49,6 +53,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,16 +95,17 @@ func main() {
 	rounds := flag.Int("rounds", 15, "rounds; each measures every row once")
 	quick := flag.Bool("quick", false, "a smoke run: 3 rounds (unless -rounds is given), small batches, 256 MiB captures")
 	strict := flag.Bool("strict", false, "exit 1 when a target is missed")
-	sections := flag.String("sections", "spawn,capture,concurrency", "the sections to measure, comma-separated")
+	sections := flag.String("sections", "spawn,capture,concurrency,network", "the sections to measure, comma-separated")
 	flag.Parse()
-	cfg := config{rounds: *rounds, spawnBatch: 20, captureBytes: gib, concBatch: map[int]int{1: 32, 8: 64, 64: 256},
-		sections: map[string]bool{}}
+	cfg := config{rounds: *rounds, spawnBatch: 20, captureBytes: gib, downloadBytes: 256 * mib,
+		concBatch: map[int]int{1: 32, 8: 64, 64: 256},
+		sections:  map[string]bool{}}
 	for _, name := range strings.Split(*sections, ",") {
 		switch name = strings.TrimSpace(name); name {
-		case "spawn", "capture", "concurrency":
+		case "spawn", "capture", "concurrency", "network":
 			cfg.sections[name] = true
 		default:
-			fmt.Fprintf(os.Stderr, "benchtable: -sections: no section %q (spawn, capture, concurrency)\n", name)
+			fmt.Fprintf(os.Stderr, "benchtable: -sections: no section %q (spawn, capture, concurrency, network)\n", name)
 			os.Exit(2)
 		}
 	}
@@ -108,7 +115,7 @@ func main() {
 		if !roundsSet {
 			cfg.rounds = 3
 		}
-		cfg.spawnBatch, cfg.captureBytes = 5, 256*mib
+		cfg.spawnBatch, cfg.captureBytes, cfg.downloadBytes = 5, 256*mib, 64*mib
 		cfg.concBatch = map[int]int{1: 8, 8: 16, 64: 64}
 	}
 	if cfg.rounds < 1 {
@@ -126,11 +133,12 @@ func main() {
 }
 
 type config struct {
-	rounds       int
-	spawnBatch   int         // spawn calls per row per round
-	captureBytes int64       // bytes per capture call
-	concBatch    map[int]int // calls per round, by calls in flight
-	sections     map[string]bool
+	rounds        int
+	spawnBatch    int         // spawn calls per row per round
+	captureBytes  int64       // bytes per capture call
+	downloadBytes int64       // bytes per download call
+	concBatch     map[int]int // calls per round, by calls in flight
+	sections      map[string]bool
 }
 
 // row is one line of the table. Every sample is seconds per unit of work
@@ -252,7 +260,14 @@ func run(cfg config) (missed bool, err error) {
 			}
 		}
 	}
-	spawn := []*row{bare, none, small, git, bwrap, large}
+	domains := simple("SandboxLinuxSeccomp, AllowedDomains (network namespace, proxy)", func() error {
+		return callPolicy(trueCmd, roots, sandboxexec.SandboxPolicy{AllowedDomains: []string{"example.com"}})
+	})
+	domains.skip = noSandbox
+	if s := sandboxexec.ProbeSandbox(); domains.skip == "" && !s.NetworkNamespace {
+		domains.skip = "this host cannot make network namespaces"
+	}
+	spawn := []*row{bare, none, small, git, domains, bwrap, large}
 
 	// Capture rows.
 	size := strconv.FormatInt(cfg.captureBytes, 10)
@@ -291,7 +306,28 @@ func run(cfg config) (missed bool, err error) {
 	bare8 := concRow("bare os/exec, 8 in flight (reference)", bareTrue, 8, "")
 	concRows := []*row{conc1, conc8, conc64, bare1, bare8}
 
-	all := append(append(append([]*row{}, spawn...), capture...), concRows...)
+	// Network rows: a download over loopback from a server in this
+	// process, straight (NetworkAccess) and through the call's proxy.
+	var direct, proxied *row
+	var downloadLabel string
+	{
+		d, stop, err := startDownloadServer(cfg.downloadBytes)
+		if err != nil {
+			return false, err
+		}
+		defer stop()
+		downloadLabel = fmt.Sprintf("%d MiB", cfg.downloadBytes/mib)
+		direct = simple("download "+downloadLabel+", NetworkAccess (straight)", func() error {
+			return callPolicy(downloadCommand("http://127.0.0.1:"+d+"/"), roots, sandboxexec.SandboxPolicy{NetworkAccess: true})
+		})
+		proxied = simple("download "+downloadLabel+", AllowedDomains (through the proxy)", func() error {
+			return callPolicy(downloadCommand("http://localhost:"+d+"/"), roots, sandboxexec.SandboxPolicy{AllowedDomains: []string{"localhost"}})
+		})
+		direct.skip, proxied.skip = noSandbox, domains.skip
+	}
+	network := []*row{direct, proxied}
+
+	all := append(append(append(append([]*row{}, spawn...), capture...), concRows...), network...)
 	fmt.Printf("run: %d rounds after one warm-up round; each round runs every row once, in a rotating order\n", cfg.rounds)
 	fmt.Printf("     (spawn rows: %d calls each, interleaved call by call; concurrency rows: one batch each)\n\n", cfg.spawnBatch)
 
@@ -330,6 +366,11 @@ func run(cfg config) (missed bool, err error) {
 		}
 		if cfg.sections["concurrency"] {
 			if err := measure(rotate(concRows, round)); err != nil {
+				return false, err
+			}
+		}
+		if cfg.sections["network"] {
+			if err := measure(rotate(network, round)); err != nil {
 				return false, err
 			}
 		}
@@ -389,8 +430,22 @@ func run(cfg config) (missed bool, err error) {
 		}
 		printRow(tw, r, perSec, cpuMs, floor.median()/r.median(), vs, "")
 	}
+	downloadMBps := func(s float64) string { return fmt.Sprintf("%6.0f MB/s", float64(cfg.downloadBytes)/s/1e6) }
+	cpuPerCall := func(s float64) string { return fmt.Sprintf("%6.2f s/call", s) }
+	if !cfg.sections["network"] {
+		network = nil
+	} else {
+		fmt.Fprintf(tw, "network, %s over loopback (throughput)\t\t\t\t\t\t\t\n", downloadLabel)
+	}
+	for _, r := range network {
+		vs := "straight"
+		if r == direct {
+			vs = "(floor)"
+		}
+		printRow(tw, r, downloadMBps, cpuPerCall, direct.median()/r.median(), vs, "")
+	}
 	tw.Flush()
-	for _, r := range append(append(append([]*row{}, spawn...), capture...), concRows...) {
+	for _, r := range append(append(append(append([]*row{}, spawn...), capture...), concRows...), network...) {
 		if r.skip != "" {
 			fmt.Printf("skipped %s: %s\n", r.name, r.skip)
 		}
@@ -432,6 +487,7 @@ func run(cfg config) (missed bool, err error) {
 	check("SandboxNone / bare os/exec", none.median()/bare.median(), "<=", 1.10, "", none, bare)
 	check("sandboxed / bare os/exec", small.median()/bare.median(), "<=", 1.10, "", small, bare)
 	check("root with .git / zero policy, sandboxed", git.median()/small.median(), "<=", 1.2, "", git, small)
+	check("AllowedDomains / zero policy, sandboxed", domains.median()/small.median(), "<=", 1.3, "", domains, small)
 	check("sandboxed / bubblewrap", small.median()/bwrap.median(), "<=", 0.4, "", small, bwrap)
 	check("large host / small host, sandboxed", large.median()/small.median(), "<=", 1.15, "", large, small)
 	check("capture head, throughput / copies nothing", keepNothing.median()/headCap.median(), ">=", 0.95,
@@ -445,6 +501,7 @@ func run(cfg config) (missed bool, err error) {
 	check("capture heap growth, MiB (max of head, dd)", float64(max(headCap.growth, ddCap.growth))/mib, "<=", 1, "", headCap, ddCap)
 	check("sandboxed 8 in flight / 1 in flight, calls/s", conc1.median()/conc8.median(), ">=", bare1.median()/bare8.median(),
 		"bare os/exec's own 8 / 1 in flight", conc1, conc8, bare1, bare8)
+	check("download through the proxy / straight, MB/s", direct.median()/proxied.median(), ">=", 0.8, "", direct, proxied)
 	return missed, nil
 }
 
@@ -498,6 +555,45 @@ func makeGitRoot(root string) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// callPolicy runs cmd sandboxed under policy and fails on any error or a
+// non-zero exit.
+func callPolicy(cmd, roots []string, policy sandboxexec.SandboxPolicy) error {
+	out, err := sandboxexec.ProcessExecToolCall(context.Background(), sandboxexec.ExecParams{Command: cmd, TimeoutMs: &captureTimeoutMs},
+		sandboxexec.SandboxLinuxSeccomp, roots, policy, sandboxexec.WithEnv([]string{"PATH=/usr/bin:/bin"}))
+	if err == nil && out.ExitCode != 0 {
+		err = fmt.Errorf("%v: exit %d: %s", cmd, out.ExitCode, out.Stderr)
+	}
+	return err
+}
+
+// startDownloadServer serves n bytes on 127.0.0.1 and returns its port.
+func startDownloadServer(n int64) (port string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	chunk := make([]byte, 1<<20)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+		for left := n; left > 0; left -= int64(len(chunk)) {
+			if _, err := w.Write(chunk[:min(left, int64(len(chunk)))]); err != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(l)
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), func() { srv.Close() }, nil
+}
+
+// downloadCommand fetches u to /dev/null inside the sandbox: with curl
+// where there is one, else with Python.
+func downloadCommand(u string) []string {
+	if _, err := exec.LookPath("curl"); err == nil {
+		return []string{"curl", "-sSf", "-o", "/dev/null", u}
+	}
+	return []string{"python3", "-c", "import sys, urllib.request\nr = urllib.request.urlopen(sys.argv[1])\nwhile r.read(1 << 20): pass", u}
 }
 
 // sandboxedTrue is the sandboxed spawn, the same in this process and in the
