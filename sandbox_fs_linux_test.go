@@ -222,6 +222,25 @@ attempt("rename_in", lambda: os.rename(theirs, os.path.dirname(src) + "/stolen")
 	})
 }
 
+// Many writable roots each stay writable, metadata too, in the call's
+// read-only view of the host (no limit of the mount set-up's own).
+func TestLinuxManyRoots(t *testing.T) {
+	requireSandbox(t)
+	parent := lxRealDir(t)
+	roots := make([]string, 100)
+	for i := range roots {
+		roots[i] = filepath.Join(parent, "root"+strconv.Itoa(i))
+		require.NoError(t, os.Mkdir(roots[i], 0o755))
+	}
+	out, err := lxRun(t, lxSh(`for r; do echo x > "$r/f" && chmod 600 "$r/f" || exit 1; done`, roots...), roots, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	for _, r := range roots {
+		fi, err := os.Stat(filepath.Join(r, "f"))
+		require.NoError(t, err)
+		assert.Equal(t, fs.FileMode(0o600), fi.Mode().Perm())
+	}
+}
+
 func TestLinuxRootsValidation(t *testing.T) {
 	requireSandbox(t)
 	writeScript := `

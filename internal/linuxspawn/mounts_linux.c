@@ -80,8 +80,6 @@ struct k_open_how {
 	uint64_t flags, mode, resolve;
 };
 
-#define MAX_WRITABLE 64
-
 static int set_attr(int fd, const char *path, unsigned flags, uint64_t attr) {
 	struct k_mount_attr a = {.attr_set = attr};
 	return (int)syscall(SYS_mount_setattr, fd, path, flags, &a, sizeof a);
@@ -129,11 +127,9 @@ static int failed(struct ls_req *r, int kind, int index, int err) {
 static int keep_roots_writable(struct ls_req *r) {
 	const struct ls_mount_target *w = r->mounts[LS_MOUNT_WRITABLE];
 	int n = r->nmounts[LS_MOUNT_WRITABLE];
-	int trees[MAX_WRITABLE];
+	int *trees = r->trees;
 	int i, k, fd, err = 0;
 
-	if (n > MAX_WRITABLE)
-		return failed(r, LS_MOUNT_WRITABLE, MAX_WRITABLE, E2BIG);
 	for (i = 0; i < n; i++) {
 		if ((fd = open_target(&w[i])) < 0) {
 			err = -fd;

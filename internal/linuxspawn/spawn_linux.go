@@ -193,9 +193,6 @@ var stageNames = [...]string{
 // have.
 const maxFilterLen = 4096
 
-// maxWritable is MAX_WRITABLE of mounts_linux.c.
-const maxWritable = 64
-
 // Start clones the child, which becomes the leader of a new session (setsid,
 // so it has no controlling terminal and its process group can be killed
 // whole), applies a in this order: cgroup, setsid, stdio (every other
@@ -259,7 +256,8 @@ func start(a *Attr, p *pool) (pid int, err error) {
 
 	// Everything the child reads lives in one C block, laid out as
 	// [request | argv pointers | envp pointers | rlimits | filter |
-	// tail filter | mount targets | strings].
+	// tail filter | mount targets | room for the writable trees |
+	// strings].
 	const word = unsafe.Sizeof(uintptr(0))
 	reqSize := align(C.sizeof_struct_ls_req, 8)
 	argvSize := uintptr(len(a.Argv)+1) * word
@@ -273,6 +271,7 @@ func start(a *Attr, p *pool) (pid int, err error) {
 		nTargets += len(ts)
 	}
 	mountSize := uintptr(nTargets) * C.sizeof_struct_ls_mount_target
+	treesSize := align(uintptr(len(kinds[C.LS_MOUNT_WRITABLE]))*C.sizeof_int, 8)
 	strSize := uintptr(len(a.Path) + 1 + len(a.Dir) + 1)
 	for _, ts := range kinds {
 		for _, t := range ts {
@@ -286,7 +285,7 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	for _, s := range a.Env {
 		strSize += uintptr(len(s) + 1)
 	}
-	total := reqSize + argvSize + envSize + rlSize + filterSize + tailSize + mountSize + strSize
+	total := reqSize + argvSize + envSize + rlSize + filterSize + tailSize + mountSize + treesSize + strSize
 	base := C.calloc(1, C.size_t(total))
 	if base == nil {
 		return 0, errors.New("linuxspawn: out of memory")
@@ -301,7 +300,8 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	filter := rls + rlSize
 	tail := filter + filterSize
 	targets := tail + tailSize
-	strs := targets + mountSize
+	trees := targets + mountSize
+	strs := trees + treesSize
 
 	putString := func(s string) uintptr {
 		p := strs
@@ -348,6 +348,7 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	if m := a.Mounts; m != nil {
 		r.new_mntns = 1
 		r.read_only_rest = boolInt(m.ReadOnlyRest)
+		r.trees = (*C.int)(unsafe.Add(base, trees))
 		if m.UserNamespace {
 			r.new_userns = 1
 			r.uid_map = (*C.char)(unsafe.Add(base, putString(idMapLine(m.UID, m.UID))))
@@ -520,9 +521,6 @@ func check(a *Attr) error {
 		return errors.New("linuxspawn: a network namespace to join needs no user namespace of the child's own")
 	}
 	if m := a.Mounts; m != nil {
-		if len(m.Writable) > maxWritable {
-			return fmt.Errorf("linuxspawn: %d writable mount targets, at most %d", len(m.Writable), maxWritable)
-		}
 		for _, ts := range m.byKind() {
 			for _, t := range ts {
 				if !strings.HasPrefix(t.Path, "/") || strings.IndexByte(t.Path, 0) >= 0 {

@@ -75,6 +75,7 @@ struct ls_req {
 	int join_netns; // a network namespace to setns into instead; negative: none
 	int new_mntns;
 	int read_only_rest; // every mount read-only but the LS_MOUNT_WRITABLE targets
+	int *trees;         // with read_only_rest: room for nmounts[LS_MOUNT_WRITABLE] descriptors
 	int probe_tmpfs;    // make the denied paths' tmpfs even without any
 	const struct ls_mount_target *mounts[LS_MOUNT_KINDS];
 	int nmounts[LS_MOUNT_KINDS];
