@@ -238,6 +238,15 @@ type runner interface {
 	start(req *spawnRequest) (*child, error)
 }
 
+// readOnlyViewer is a runner whose command may see the host's files through
+// a read-only view (Linux's mount namespace). A file the host opened is on
+// the host's mount, outside that view, and a command given it could change
+// its metadata (fchmod, fchown): stdin is then opened anew through a
+// read-only mount of its own, or copied through a pipe.
+type readOnlyViewer interface {
+	readOnlyView() bool
+}
+
 // spawnRequest is a command ready to start: the program resolved, the
 // environment chosen, the stdio files open.
 type spawnRequest struct {
@@ -354,7 +363,8 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	}()
 
 	_, unconfined := r.(plainRunner)
-	stdin, stdinCopy, stdinDone, err := openStdin(cfg.stdin, unconfined)
+	viewer, ok := r.(readOnlyViewer)
+	stdin, stdinCopy, stdinDone, err := openStdin(cfg.stdin, unconfined, ok && viewer.readOnlyView())
 	if err != nil {
 		return ExecToolCallOutput{}, err
 	}
@@ -621,9 +631,10 @@ type stdinCopier struct {
 // neither may outlast the call. A sandbox checks a file when it is opened,
 // not when it is written to or sent on, so a confined command gets an
 // *os.File of the host's only where it can only read it: see confinedStdin.
-func openStdin(src io.Reader, unconfined bool) (*os.File, *stdinCopier, func(), error) {
+// With readOnlyView, no file of the host's mounts (see readOnlyViewer).
+func openStdin(src io.Reader, unconfined, readOnlyView bool) (*os.File, *stdinCopier, func(), error) {
 	if src == nil {
-		f, err := os.Open(os.DevNull)
+		f, err := openNull(readOnlyView)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("sandboxexec: stdin: %w", err)
 		}
@@ -636,7 +647,7 @@ func openStdin(src io.Reader, unconfined bool) (*os.File, *stdinCopier, func(), 
 		if unconfined {
 			return f, nil, nil, nil
 		}
-		return confinedStdin(f)
+		return confinedStdin(f, readOnlyView)
 	}
 	return copiedStdin(src, -1)
 }

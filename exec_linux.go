@@ -557,3 +557,93 @@ func unnamed(fd int) bool {
 
 // splicesPipes: copyFromFD reads a pipe without blocking (see spliceNow).
 const splicesPipes = true
+
+// openReadOnlyMount opens the file fd names anew, for reading only, through
+// a read-only clone of its mount that no namespace holds: fchmod, fchown,
+// futimens and xattrs through it fail with EROFS. It needs CAP_SYS_ADMIN.
+// A FIFO is opened without waiting for a writer.
+func openReadOnlyMount(fd int, name string) (*os.File, error) {
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return nil, os.NewSyscallError("open_tree", err)
+	}
+	defer unix.Close(tree)
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return nil, os.NewSyscallError("mount_setattr", err)
+	}
+	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(tree), unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	if err := unix.SetNonblock(nfd, false); err != nil {
+		unix.Close(nfd)
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(nfd), name), nil
+}
+
+// readOnlyNull is the null device's read-only mount (see openReadOnlyMount),
+// kept for later calls; where none can be made for good (no
+// CAP_SYS_ADMIN), its error is kept too.
+var readOnlyNull struct {
+	sync.Mutex
+	tree int
+	err  error
+}
+
+// openNull opens the null device; with readOnlyView, through a read-only
+// mount of its own, or else as an empty pipe: the host's /dev/null is on a
+// mount the command's read-only view does not reach, and a root command
+// could fchmod it for everyone.
+func openNull(readOnlyView bool) (*os.File, error) {
+	if !readOnlyView {
+		return os.Open(os.DevNull)
+	}
+	n := &readOnlyNull
+	n.Lock()
+	if n.tree == 0 && n.err == nil {
+		f, err := os.OpenFile(os.DevNull, unix.O_PATH, 0)
+		if err == nil {
+			n.tree, err = unix.OpenTree(int(f.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+			f.Close()
+		}
+		if err == nil {
+			if err = unix.MountSetattr(n.tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+				unix.Close(n.tree)
+			}
+		}
+		if err != nil {
+			n.tree = 0
+			if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) {
+				n.err = err
+			}
+		}
+	}
+	tree := n.tree
+	n.Unlock()
+	if tree > 0 {
+		fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(tree), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: os.DevNull, Err: err}
+		}
+		return os.NewFile(uintptr(fd), os.DevNull), nil
+	}
+	// Without a read-only mount, the host's null device where the command
+	// cannot change it (its owner is not the host's user), else an empty
+	// pipe, which reads the same.
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) == nil && int(st.Uid) != os.Geteuid() {
+		return f, nil
+	}
+	f.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	w.Close()
+	return r, nil
+}

@@ -56,3 +56,9 @@ func controlsTerminal(_ int, kind uint32) bool { return kind == syscall.S_IFCHR 
 
 // splicesPipes is false: spliceNow is Linux's.
 const splicesPipes = false
+
+// openReadOnlyMount is Linux's.
+func openReadOnlyMount(int, string) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+// openNull is os.Open of the null device: a read-only view is Linux's.
+func openNull(bool) (*os.File, error) { return os.Open(os.DevNull) }

@@ -268,12 +268,15 @@ func underlying(err error) error {
 //     reading and writing, opened anew for reading only (through
 //     /proc/self/fd), at f's offset where it has one, which f takes over
 //     once the command has ended, as it would have sharing f;
+//   - with readOnlyView (see readOnlyViewer), such a file, and the null
+//     device, opened anew in both cases, through a read-only mount of its
+//     own (see openReadOnlyMount);
 //   - otherwise a copy, through a pipe, of what f gives while the call
 //     lasts (see copyFromFD): a socket, a file without a path, a file open
 //     for writing only (whose contents the command may not read), and a
 //     device that a new open would not give again (a pseudo-terminal's
 //     master makes a new terminal).
-func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
+func confinedStdin(f *os.File, readOnlyView bool) (*os.File, *stdinCopier, func(), error) {
 	fd := int(f.Fd())
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -285,16 +288,14 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 	}
 	kind := uint32(st.Mode) & unix.S_IFMT
 	writable := kind == unix.S_IFSOCK || unnamed(fd) || controlsTerminal(fd, kind)
-	switch flags & unix.O_ACCMODE {
-	case unix.O_RDONLY:
-		if !writable {
-			return f, nil, nil, nil
-		}
-	case unix.O_RDWR:
-		if !writable && reopensAlike(fd, kind) {
-			if nf, done, ok := reopenReadOnly(f); ok {
-				return nf, nil, done, nil
-			}
+	readable := flags&unix.O_ACCMODE == unix.O_RDONLY || flags&unix.O_ACCMODE == unix.O_RDWR
+	switch {
+	case writable || !readable:
+	case flags&unix.O_ACCMODE == unix.O_RDONLY && !readOnlyView:
+		return f, nil, nil, nil
+	case reopensAlike(fd, kind) || readOnlyView && nullDevice(&st):
+		if nf, done, ok := reopenReadOnly(f, readOnlyView); ok {
+			return nf, nil, done, nil
 		}
 	}
 	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
@@ -308,11 +309,17 @@ func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
 	return nf, c, done, err
 }
 
-// reopenReadOnly opens f's file anew for reading only, at f's offset where
-// it has one, and returns what to do once the command has ended: give f the
-// offset the command left. ok is false where the open or the offset failed.
-func reopenReadOnly(f *os.File) (nf *os.File, done func(), ok bool) {
-	nf, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|unix.O_NOCTTY, 0)
+// reopenReadOnly opens f's file anew for reading only (through a read-only
+// mount of its own with readOnlyMount), at f's offset where it has one, and
+// returns what to do once the command has ended: give f the offset the
+// command left. ok is false where the open or the offset failed.
+func reopenReadOnly(f *os.File, readOnlyMount bool) (nf *os.File, done func(), ok bool) {
+	var err error
+	if readOnlyMount {
+		nf, err = openReadOnlyMount(int(f.Fd()), f.Name())
+	} else {
+		nf, err = os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|unix.O_NOCTTY, 0)
+	}
 	if err != nil {
 		return nil, nil, false
 	}
@@ -413,4 +420,10 @@ func copyFromFD(w io.Writer, fd int, stop *os.File) {
 			return
 		}
 	}
+}
+
+// nullDevice says st is Linux's null device (1:3); copyNamed is asked on
+// Linux only.
+func nullDevice(st *unix.Stat_t) bool {
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && uint64(st.Rdev) == uint64(unix.Mkdev(1, 3))
 }

@@ -329,7 +329,7 @@ func rawRead(uintptr, []byte) (int, error) { return 0, nil }
 
 // confinedStdin is never asked for on Windows, where every call is
 // unconfined.
-func confinedStdin(f *os.File) (*os.File, *stdinCopier, func(), error) {
+func confinedStdin(f *os.File, _ bool) (*os.File, *stdinCopier, func(), error) {
 	return f, nil, nil, nil
 }
 

@@ -99,7 +99,7 @@ func probeMountMode(mode mountMode, network bool) error {
 //     through a user namespace where the host has no CAP_SYS_ADMIN: that
 //     fails closed, BestEffort or not.
 func (r *linuxRunner) mounts(tmp string) (*linuxspawn.Mounts, error) {
-	readOnlyRest := !r.policy.FullDiskWriteAccess
+	readOnlyRest := r.readOnlyView()
 	network := r.network() == seccomp.NetworkLoopback
 	if r.masks.empty() && !readOnlyRest && !network {
 		return nil, nil
@@ -150,6 +150,10 @@ func (r *linuxRunner) mounts(tmp string) (*linuxspawn.Mounts, error) {
 	}
 	return m, nil
 }
+
+// readOnlyView: every mount but the writable roots is read-only in the
+// command's view, where mounts can make one (see readOnlyViewer).
+func (r *linuxRunner) readOnlyView() bool { return !r.policy.FullDiskWriteAccess }
 
 // outermost keeps the paths not below another of them, parents first.
 func outermost(paths []string) []string {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,7 +46,9 @@ func TestLinuxStdinFileCannotBeWritten(t *testing.T) {
 		defer rw.Close()
 		out, err := lxRun(t, script, roots, SandboxPolicy{}, WithStdin(rw))
 		require.NoError(t, err)
-		assert.Equal(t, "read input\n"+outside+"\n", out.Stdout, "stderr: %s", out.Stderr)
+		// Opened anew through a read-only mount of its own, which no
+		// namespace holds: its path reads "/" (see TestLinuxStdinMetadata).
+		assert.Equal(t, "read input\n/\n", out.Stdout, "stderr: %s", out.Stderr)
 		got, err := os.ReadFile(outside)
 		require.NoError(t, err)
 		assert.Equal(t, "input\nmore\n", string(got), "the file outside the roots is unchanged")
@@ -69,7 +72,14 @@ func TestLinuxStdinFileCannotBeWritten(t *testing.T) {
 		defer ro.Close()
 		out, err := lxRun(t, script, roots, SandboxPolicy{}, WithStdin(ro))
 		require.NoError(t, err)
-		assert.Equal(t, "read input\n"+outside+"\n", out.Stdout, "stderr: %s", out.Stderr)
+		assert.Equal(t, "read input\n/\n", out.Stdout, "stderr: %s", out.Stderr)
+
+		// Where the rest of the host is writable anyway, the file as it is.
+		_, err = ro.Seek(0, io.SeekStart)
+		require.NoError(t, err)
+		out, err = lxRun(t, lxSh(`readlink /proc/self/fd/0`), roots, SandboxPolicy{FullDiskWriteAccess: true}, WithStdin(ro))
+		require.NoError(t, err)
+		assert.Equal(t, outside+"\n", out.Stdout, "stderr: %s", out.Stderr)
 	})
 
 	t.Run("socket", func(t *testing.T) {
@@ -455,4 +465,89 @@ func lxOpenPty(t *testing.T) (master, tty *os.File) {
 	require.NoError(t, err)
 	t.Cleanup(func() { tty.Close() })
 	return m, tty
+}
+
+// A root command cannot change the metadata of the file it was given as
+// stdin: the file is on the host's mount, which the call's read-only view
+// of the host does not cover, so it is opened anew through a read-only
+// mount of its own (the null device too). Through fd 0, and through
+// /proc/self/fd/0, chmod, chown, utimes and xattrs fail with EROFS, and the
+// file is unchanged.
+func TestLinuxStdinMetadata(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("a non-root command has no capability over files it does not own")
+	}
+	roots := []string{lxRealDir(t)}
+	const body = `
+attempt("fchmod", lambda: os.chmod(0, int(sys.argv[1], 8)))
+attempt("fchown", lambda: os.chown(0, int(sys.argv[2]), int(sys.argv[2])))
+attempt("futimes", lambda: os.utime(0, (946684800, 946684800)))
+attempt("fsetxattr", lambda: os.setxattr(0, "trusted.sbx", b"x"))
+attempt("chmod_proc", lambda: os.chmod("/proc/self/fd/0", int(sys.argv[1], 8)))
+attempt("read", lambda: os.read(0, 1))
+`
+	type snapshot struct {
+		mode, uid, gid uint32
+		mtime, ctime   unix.Timespec
+		xattr          string
+	}
+	snap := func(path string) snapshot {
+		var st unix.Stat_t
+		require.NoError(t, unix.Stat(path, &st))
+		buf := make([]byte, 64)
+		n, _ := unix.Getxattr(path, "trusted.sbx", buf)
+		return snapshot{st.Mode, st.Uid, st.Gid, st.Mtim, st.Ctim, string(buf[:max(n, 0)])}
+	}
+	run := func(t *testing.T, path string, flag int, mode, uid string) {
+		t.Helper()
+		f, err := os.OpenFile(path, flag, 0)
+		require.NoError(t, err)
+		defer f.Close()
+		before := snap(path)
+		out, err := lxRun(t, lxPy(t, body, mode, uid), roots, SandboxPolicy{}, WithStdin(f))
+		lxDeniedOrNil(t, out, err)
+		require.Empty(t, out.Stderr)
+		res := lxResults(out.Stdout)
+		for _, op := range []string{"fchmod", "fchown", "futimes", "fsetxattr", "chmod_proc"} {
+			assert.Equal(t, "EROFS", res[op], "%s on the stdin file: %s", op, out.Stdout)
+		}
+		assert.Equal(t, "OK", res["read"])
+		assert.Equal(t, before, snap(path), "the stdin file is unchanged")
+	}
+
+	t.Run("file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "input")
+		require.NoError(t, os.WriteFile(path, []byte("input\n"), 0o644))
+		require.NoError(t, unix.Setxattr(path, "trusted.sbx", []byte("host"), 0))
+		run(t, path, os.O_RDONLY, "4777", "65534")
+		run(t, path, os.O_RDWR, "4777", "65534")
+	})
+	t.Run("null device node", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "null")
+		require.NoError(t, unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
+		run(t, path, os.O_RDONLY, "600", "65534")
+	})
+	t.Run("terminal", func(t *testing.T) {
+		master, tty := lxOpenPty(t)
+		_, err := master.Write([]byte("x\n"))
+		require.NoError(t, err)
+		run(t, tty.Name(), os.O_RDWR, "666", "65534")
+	})
+	t.Run("default null device", func(t *testing.T) {
+		// The host's own /dev/null: only changes that change nothing
+		// (its mode and owner as they are) are tried.
+		var st unix.Stat_t
+		require.NoError(t, unix.Stat(os.DevNull, &st))
+		out, err := lxRun(t, lxPy(t, `
+attempt("fchmod", lambda: os.chmod(0, int(sys.argv[1], 8)))
+attempt("fchown", lambda: os.chown(0, -1, -1))
+attempt("null", lambda: os.stat(0).st_rdev == os.makedev(1, 3) or sys.exit("not the null device"))
+`, strconv.FormatUint(uint64(st.Mode&0o7777), 8)), roots, SandboxPolicy{})
+		lxDeniedOrNil(t, out, err)
+		res := lxResults(out.Stdout)
+		assert.Equal(t, "EROFS", res["fchmod"], "%s%s", out.Stdout, out.Stderr)
+		assert.Equal(t, "EROFS", res["fchown"])
+		assert.Equal(t, "OK", res["null"])
+	})
 }
