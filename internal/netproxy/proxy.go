@@ -12,14 +12,21 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Bounds on what a client can make the proxy hold. With them, the host
 // memory the proxy uses stays under MaxConns × (HeadLimit + 2 × the copy
-// buffer, 32 KiB), about 24 MiB, whatever the command does.
+// buffer, 32 KiB), about 24 MiB, plus the refusals listed (MaxDenied
+// entries of at most about 260 bytes, with their index: under 1 MiB),
+// whatever the command does.
 const (
+	// MaxDenied is how many distinct refused destinations Denied lists; a
+	// refusal past it is refused all the same, but not listed.
+	MaxDenied = 1000
 	// MaxConns is the number of client connections served at once; a
 	// connection past it is closed as soon as it is accepted.
 	MaxConns = 256
@@ -96,8 +103,9 @@ func (p *Proxy) Env(addr string) []string {
 	}
 }
 
-// Denied returns the "host:port" destinations refused so far, once each,
-// in order of first attempt; nil when none was.
+// Denied returns the "host:port" destinations refused so far, once each
+// (names normalized: case and a trailing dot do not count), in order of
+// first attempt, at most MaxDenied of them; nil when none was.
 func (p *Proxy) Denied() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -237,14 +245,44 @@ func (p *Proxy) connect(host string, port uint16) (net.Conn, error) {
 	var r *refusal
 	if errors.As(err, &r) {
 		p.mu.Lock()
-		if !p.seen[dest] {
-			p.seen[dest] = true
-			p.denied = append(p.denied, dest)
+		if len(p.denied) < MaxDenied {
+			key := deniedName(host, port)
+			if !p.seen[key] {
+				p.seen[key] = true
+				p.denied = append(p.denied, key)
+			}
 		}
 		p.mu.Unlock()
 	}
 	return conn, err
 }
+
+// deniedName is how a refused destination is listed: a name as patterns
+// are matched (EXAMPLE.com and example.com. are example.com), an IP
+// address in its canonical form, anything else lower case, without a
+// trailing dot, valid UTF-8, and cut to the length of a DNS name, so that
+// an entry stays small whatever a request head carries.
+func deniedName(host string, port uint16) string {
+	name, err := NormalizeHost(host)
+	if err != nil {
+		if a, perr := netip.ParseAddr(strings.Trim(host, "[]")); perr == nil {
+			name = a.String()
+		} else {
+			name = strings.ToValidUTF8(strings.ToLower(strings.TrimSuffix(host, ".")), "\uFFFD")
+			if len(name) > maxNameLen {
+				cut := maxNameLen
+				for cut > 0 && !utf8.RuneStart(name[cut]) {
+					cut--
+				}
+				name = name[:cut] + "…"
+			}
+		}
+	}
+	return net.JoinHostPort(name, strconv.Itoa(int(port)))
+}
+
+// maxNameLen is the longest DNS name.
+const maxNameLen = 253
 
 func (p *Proxy) dial(host string, port uint16, dest string) (net.Conn, error) {
 	name, err := NormalizeHost(host)
