@@ -98,7 +98,10 @@ type ExecToolCallOutput struct {
 	StderrBytes int64 `json:"stderr_bytes"`
 	// DeniedHosts lists the "host:port" destinations the proxy refused, once
 	// each, in order of first attempt; nil when none was refused (see
-	// SandboxPolicy.AllowedDomains).
+	// SandboxPolicy.AllowedDomains). Names are listed as they are matched
+	// (lower case, no trailing dot), so EXAMPLE.com:80 and example.com.:80
+	// are one entry. At most the first 1,000 distinct destinations are
+	// listed: later refusals are still refused, but not listed.
 	DeniedHosts []string `json:"denied_hosts,omitempty"`
 }
 

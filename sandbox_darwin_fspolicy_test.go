@@ -149,15 +149,6 @@ func TestSeatbeltDenyRead(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(root, "copy"))
 }
 
-// Until the proxy is wired on macOS, AllowedDomains fails closed.
-func TestSeatbeltAllowedDomainsNotWired(t *testing.T) {
-	requireSeatbelt(t)
-	out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: []string{"/usr/bin/true"}},
-		SandboxMacosSeatbelt, nil, SandboxPolicy{AllowedDomains: []string{"example.com"}})
-	assert.ErrorIs(t, err, ErrSandboxUnavailable)
-	assert.Equal(t, ExecToolCallOutput{}, out)
-}
-
 // The profile of AllowedDomains is one this macOS accepts.
 func TestSeatbeltProxyProfileAccepted(t *testing.T) {
 	requireSeatbelt(t)

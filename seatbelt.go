@@ -61,9 +61,12 @@ const seatbeltNetworkPolicy = `
 // proxy on the loopback interface (its port a parameter) and nowhere else:
 // no DNS, no UNIX socket, no listening. The proxy resolves names and dials
 // for it. The certificate services stay in reach so that TLS through the
-// proxy can be checked; trustd may fetch intermediate certificates and
-// revocation data itself, from addresses a certificate names, which the
-// proxy does not see.
+// proxy can be checked (without trustd, curl and other Security.framework
+// clients cannot verify a server). That is a known gap: trustd, outside
+// the sandbox, fetches the URLs a certificate names (OCSP, CRL, AIA
+// intermediates) itself, so a command that presents a certificate it made
+// can have trustd request a URL of its choosing, a channel that the proxy
+// does not see and AllowedDomains does not bound (docs/network-policy.md).
 const seatbeltProxyPolicy = `
 ; AllowedDomains: outbound connections to the call's proxy only.
 (allow network-outbound

@@ -116,9 +116,12 @@ func readRequest(br *bufio.Reader) (*request, error) {
 	return r, nil
 }
 
+// authorizedRequest reports whether the request carries the credential as
+// Basic authentication; the scheme's name is case-insensitive (RFC 9110,
+// 11.1), so "basic" and "BASIC" are Basic too.
 func (p *Proxy) authorizedRequest(req *request) bool {
-	auth, ok := strings.CutPrefix(req.Header.Get("Proxy-Authorization"), "Basic ")
-	if !ok {
+	scheme, auth, ok := strings.Cut(strings.TrimSpace(req.Header.Get("Proxy-Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
 		return false
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(auth))

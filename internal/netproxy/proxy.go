@@ -12,14 +12,21 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Bounds on what a client can make the proxy hold. With them, the host
 // memory the proxy uses stays under MaxConns × (HeadLimit + 2 × the copy
-// buffer, 32 KiB), about 24 MiB, whatever the command does.
+// buffer, 32 KiB), about 24 MiB, plus the refusals listed (MaxDenied
+// entries of at most about 260 bytes, with their index: under 1 MiB),
+// whatever the command does.
 const (
+	// MaxDenied is how many distinct refused destinations Denied lists; a
+	// refusal past it is refused all the same, but not listed.
+	MaxDenied = 1000
 	// MaxConns is the number of client connections served at once; a
 	// connection past it is closed as soon as it is accepted.
 	MaxConns = 256
@@ -44,6 +51,9 @@ type Proxy struct {
 
 	// Resolve looks up a name's addresses; tests replace it before Serve.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// dialAddr connects to an address that Resolve gave and the policy
+	// allows; tests replace it to see which addresses are dialled.
+	dialAddr func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -76,6 +86,10 @@ func New(patterns []string) (*Proxy, error) {
 		Resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
 			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		},
+		dialAddr: func(ctx context.Context, addr netip.AddrPort) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", addr.String())
+		},
 		ctx:       ctx,
 		cancel:    cancel,
 		slots:     make(chan struct{}, MaxConns),
@@ -96,8 +110,9 @@ func (p *Proxy) Env(addr string) []string {
 	}
 }
 
-// Denied returns the "host:port" destinations refused so far, once each,
-// in order of first attempt; nil when none was.
+// Denied returns the "host:port" destinations refused so far, once each
+// (names normalized: case and a trailing dot do not count), in order of
+// first attempt, at most MaxDenied of them; nil when none was.
 func (p *Proxy) Denied() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -237,14 +252,44 @@ func (p *Proxy) connect(host string, port uint16) (net.Conn, error) {
 	var r *refusal
 	if errors.As(err, &r) {
 		p.mu.Lock()
-		if !p.seen[dest] {
-			p.seen[dest] = true
-			p.denied = append(p.denied, dest)
+		if len(p.denied) < MaxDenied {
+			key := deniedName(host, port)
+			if !p.seen[key] {
+				p.seen[key] = true
+				p.denied = append(p.denied, key)
+			}
 		}
 		p.mu.Unlock()
 	}
 	return conn, err
 }
+
+// deniedName is how a refused destination is listed: a name as patterns
+// are matched (EXAMPLE.com and example.com. are example.com), an IP
+// address in its canonical form, anything else lower case, without a
+// trailing dot, valid UTF-8, and cut to the length of a DNS name, so that
+// an entry stays small whatever a request head carries.
+func deniedName(host string, port uint16) string {
+	name, err := NormalizeHost(host)
+	if err != nil {
+		if a, perr := netip.ParseAddr(strings.Trim(host, "[]")); perr == nil {
+			name = a.String()
+		} else {
+			name = strings.ToValidUTF8(strings.ToLower(strings.TrimSuffix(host, ".")), "\uFFFD")
+			if len(name) > maxNameLen {
+				cut := maxNameLen
+				for cut > 0 && !utf8.RuneStart(name[cut]) {
+					cut--
+				}
+				name = name[:cut] + "…"
+			}
+		}
+	}
+	return net.JoinHostPort(name, strconv.Itoa(int(port)))
+}
+
+// maxNameLen is the longest DNS name.
+const maxNameLen = 253
 
 func (p *Proxy) dial(host string, port uint16, dest string) (net.Conn, error) {
 	name, err := NormalizeHost(host)
@@ -277,8 +322,7 @@ func (p *Proxy) dial(host string, port uint16, dest string) (net.Conn, error) {
 			continue
 		}
 		tried++
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(a, port).String())
+		c, err := p.dialAddr(ctx, netip.AddrPortFrom(a, port))
 		if err == nil {
 			return c, nil
 		}
@@ -293,17 +337,53 @@ func (p *Proxy) dial(host string, port uint16, dest string) (net.Conn, error) {
 
 // Internal reports whether a is an address that a wildcard pattern must not
 // lead to: loopback, private, link-local (cloud metadata included),
-// unique-local, unspecified, multicast, or shared (100.64.0.0/10).
+// unique-local, unspecified, multicast, "this network" (0.0.0.0/8), shared
+// (100.64.0.0/10), local-use NAT64 (64:ff9b:1::/48); and an IPv6 address
+// that carries an IPv4 address which is one of these, since a host or its
+// gateway may deliver it there: IPv4-mapped (::ffff:a.b.c.d),
+// IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64
+// (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::).
 func Internal(a netip.Addr) bool {
 	a = a.Unmap()
+	if v4, ok := embeddedIPv4(a); ok && internalAddr(v4) {
+		return true
+	}
+	return internalAddr(a)
+}
+
+func internalAddr(a netip.Addr) bool {
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
-		shared.Contains(a) || thisNetwork.Contains(a)
+		shared.Contains(a) || thisNetwork.Contains(a) || localNAT64.Contains(a)
+}
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address of a transition
+// form carries.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	var v4 [4]byte
+	switch {
+	case compatible.Contains(a), translated.Contains(a), nat64.Contains(a):
+		copy(v4[:], b[12:])
+	case sixToFour.Contains(a):
+		copy(v4[:], b[2:6])
+	default:
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom4(v4), true
 }
 
 var (
 	shared      = netip.MustParsePrefix("100.64.0.0/10")
 	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+	localNAT64  = netip.MustParsePrefix("64:ff9b:1::/48")
+	compatible  = netip.MustParsePrefix("::/96")
+	translated  = netip.MustParsePrefix("::ffff:0:0:0/96")
+	nat64       = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour   = netip.MustParsePrefix("2002::/16")
 )
 
 // relay copies both ways between the client and the destination until

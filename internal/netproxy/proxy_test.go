@@ -142,6 +142,27 @@ func TestProxyNeedsTheCredential(t *testing.T) {
 	}
 }
 
+// The scheme's name is case-insensitive (RFC 9110, 11.1): any spelling of
+// Basic with the credential is served; another scheme, or Basic run into
+// the credential, is not.
+func TestProxyAuthSchemeCase(t *testing.T) {
+	plain := server(t, false)
+	p, addr := start(t, []string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"})
+	cred := base64.StdEncoding.EncodeToString([]byte("sbx:" + p.token))
+	for auth, want := range map[string]int{
+		"Basic " + cred: 200, "basic " + cred: 200, "BASIC " + cred: 200, "bAsIc  " + cred: 200,
+		"Basicx " + cred: 407, "Basic" + cred: 407, "Bearer " + cred: 407,
+	} {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		fmt.Fprintf(c, "GET http://allowed.test:%s/a HTTP/1.1\r\nHost: allowed.test\r\nProxy-Authorization: %s\r\n\r\n", port(plain), auth)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		assert.Equal(t, want, resp.StatusCode, "%q", auth)
+		c.Close()
+	}
+}
+
 // The destination gets the name the policy allowed in its Host header,
 // not another name served from the same address.
 func TestProxyHostHeader(t *testing.T) {

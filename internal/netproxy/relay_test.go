@@ -1,0 +1,120 @@
+package netproxy
+
+import (
+	"bufio"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// relayDest is a destination on the loopback that serves one connection
+// with serve, and reports when serve returned.
+func relayDest(t *testing.T, serve func(c *net.TCPConn)) (port string, done <-chan struct{}) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		serve(c.(*net.TCPConn))
+	}()
+	_, port, _ = net.SplitHostPort(l.Addr().String())
+	return port, ch
+}
+
+// relayTunnel opens a tunnel to allowed.test:port through the proxy, by
+// CONNECT or SOCKS5, sending first with the request; it returns the
+// client's connection and a reader for what comes back.
+func relayTunnel(t *testing.T, p *Proxy, addr, kind, port, first string) (*net.TCPConn, io.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	tc := c.(*net.TCPConn)
+	if kind == "socks" {
+		n, err := strconv.ParseUint(port, 10, 16)
+		require.NoError(t, err)
+		tc.Close()
+		rep, sc := socks(t, addr, User, p.token, socksDomain, domain("allowed.test"), uint16(n))
+		require.Equal(t, byte(0), rep)
+		t.Cleanup(func() { sc.Close() })
+		sc.SetDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.WriteString(sc, first)
+		require.NoError(t, err)
+		return sc.(*net.TCPConn), sc
+	}
+	// The payload follows the head in one write: the proxy passes on what
+	// it read past the head.
+	fmt.Fprintf(c, "CONNECT allowed.test:%s HTTP/1.1\r\nProxy-Authorization: Basic %s\r\n\r\n%s",
+		port, base64.StdEncoding.EncodeToString([]byte("sbx:"+p.token)), first)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	return tc, br
+}
+
+// A client that shuts its write side still gets the destination's reply,
+// which the destination sends after reading to the end.
+func TestRelayClientHalfClose(t *testing.T) {
+	for _, kind := range []string{"connect", "socks"} {
+		t.Run(kind, func(t *testing.T) {
+			var got []byte
+			port, done := relayDest(t, func(c *net.TCPConn) {
+				got, _ = io.ReadAll(c)
+				fmt.Fprintf(c, "read %d bytes", len(got))
+			})
+			p, addr := start(t, []string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"})
+			c, r := relayTunnel(t, p, addr, kind, port, "first ")
+			_, err := io.WriteString(c, "second")
+			require.NoError(t, err)
+			require.NoError(t, c.CloseWrite())
+			reply, err := io.ReadAll(r)
+			require.NoError(t, err)
+			assert.Equal(t, "read 12 bytes", string(reply))
+			<-done
+			assert.Equal(t, "first second", string(got))
+		})
+	}
+}
+
+// A destination that shuts its write side still gets what the client
+// sends after reading to the end.
+func TestRelayDestinationHalfClose(t *testing.T) {
+	for _, kind := range []string{"connect", "socks"} {
+		t.Run(kind, func(t *testing.T) {
+			var got []byte
+			port, done := relayDest(t, func(c *net.TCPConn) {
+				io.WriteString(c, "hello")
+				c.CloseWrite()
+				got, _ = io.ReadAll(c)
+			})
+			p, addr := start(t, []string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"})
+			c, r := relayTunnel(t, p, addr, kind, port, "")
+			greeting, err := io.ReadAll(r)
+			require.NoError(t, err)
+			assert.Equal(t, "hello", string(greeting))
+			_, err = io.WriteString(c, "after the end")
+			require.NoError(t, err)
+			require.NoError(t, c.CloseWrite())
+			<-done
+			assert.Equal(t, "after the end", string(got))
+		})
+	}
+}
