@@ -3,11 +3,8 @@
 package sandboxexec
 
 import (
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,31 +33,15 @@ func TestLinuxUnprivilegedHost(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the test binary as another user")
 	}
-	// t.TempDir's parent is private to root, and so may be $TMPDIR: nobody
-	// needs a way in, which /tmp gives.
-	dir, err := os.MkdirTemp("/tmp", "sandboxexec-unprivileged-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
+	dir := lxNobodyDir(t, "sandboxexec-unprivileged-")
 	root, outside := filepath.Join(dir, "root"), filepath.Join(dir, "outside")
 	require.NoError(t, os.Mkdir(root, 0o755))
 	require.NoError(t, os.Chown(root, nobody, nobody))
 	require.NoError(t, os.Mkdir(outside, 0o777))
 	require.NoError(t, os.Chmod(outside, 0o777))
-
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	bin := filepath.Join(dir, "host.test")
-	copyExecutable(t, exe, bin)
-
-	host := exec.Command(bin, "-test.run=^TestLinuxUnprivilegedHost$", "-test.count=1", "-test.v")
-	host.Dir = dir
-	host.Env = append(os.Environ(), unprivilegedEnv+"=1", "TMPDIR="+root,
-		"SANDBOXEXEC_TEST_ROOT="+root, "SANDBOXEXEC_TEST_OUTSIDE="+outside)
-	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := host.CombinedOutput()
-	require.NoError(t, err, "the unprivileged host:\n%s", out)
-	assert.Contains(t, string(out), "--- PASS: TestLinuxUnprivilegedHost")
+	out := lxRunAsNobody(t, dir, 2*time.Minute, []string{unprivilegedEnv + "=1", "TMPDIR=" + root,
+		"SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_OUTSIDE=" + outside}, "-test.run=^TestLinuxUnprivilegedHost$")
+	assert.Contains(t, out, "--- PASS: TestLinuxUnprivilegedHost")
 	t.Logf("the unprivileged host:\n%s", out)
 }
 
@@ -132,16 +113,4 @@ print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
 	require.NoError(t, err)
 	assert.True(t, out.TimedOut)
 	assert.Less(t, time.Since(start), 5*time.Second)
-}
-
-func copyExecutable(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
-	require.NoError(t, err)
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(dst, src)
-	require.NoError(t, err)
-	require.NoError(t, dst.Close())
 }
