@@ -3,8 +3,12 @@
 package sandboxexec
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +117,98 @@ print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
 	require.NoError(t, err)
 	assert.True(t, out.TimedOut)
 	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// The tests of the filesystem and network policies, run again by
+// TestUnprivilegedHostPolicies as the user nobody; left out: the wrapper
+// that re-runs as nobody itself, and the Go client that
+// TestNetworkProxyClients starts inside the sandbox.
+const (
+	unprivilegedSuites     = "^(TestFilesystemPolicy|TestNetworkProxy)"
+	unprivilegedSuitesSkip = "^(TestFilesystemPolicyUnprivilegedHost|TestNetworkProxyGoClient)$"
+)
+
+// unprivilegedMustPass must each pass as nobody, whatever else skips.
+var unprivilegedMustPass = []string{
+	"TestFilesystemPolicyGitReadOnly", "TestFilesystemPolicyDenyRead", "TestFilesystemPolicyCannotUndo",
+	"TestFilesystemPolicyHostUnchanged", "TestNetworkProxyClients", "TestNetworkProxyNothingElse",
+	"TestNetworkProxySOCKS5",
+}
+
+// A host user's calls take another path than root's: the mounts are made
+// in a user namespace that maps that user alone, and the network namespace
+// by the child itself, which hands the proxy's listener back over
+// SCM_RIGHTS, where root has one made ahead. So the policy tests run again
+// as nobody, and every one of them must pass there: a skip counts as a
+// failure unless it is for a missing tool (which skips as root too).
+func TestUnprivilegedHostPolicies(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the test binary as another user; as a host user, the policy tests run as that user")
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	listed, err := exec.Command(exe, "-test.list", unprivilegedSuites).Output()
+	require.NoError(t, err)
+	skip := regexp.MustCompile(unprivilegedSuitesSkip)
+	var want []string
+	for _, name := range strings.Fields(string(listed)) {
+		if !skip.MatchString(name) {
+			want = append(want, name)
+		}
+	}
+	require.Subset(t, want, unprivilegedMustPass)
+
+	start := time.Now()
+	out := lxRunAsNobody(t, lxNobodyDir(t, "sandboxexec-unprivileged-suites-"), 5*time.Minute, nil,
+		"-test.run="+unprivilegedSuites, "-test.skip="+unprivilegedSuitesSkip)
+	took := time.Since(start)
+	results, logged := goTestResults(out)
+	var passed int
+	var skipped, bad []string
+	for _, name := range want {
+		switch {
+		case results[name] == "PASS":
+			passed++
+		case results[name] == "SKIP" && strings.Contains(logged[name], " is not installed"):
+			skipped = append(skipped, name+": "+strings.TrimSpace(logged[name]))
+		case results[name] == "SKIP":
+			bad = append(bad, name+" skipped as nobody: "+strings.TrimSpace(logged[name]))
+		default:
+			bad = append(bad, name+" did not run as nobody")
+		}
+	}
+	t.Logf("as nobody in %s: %d of %d tests passed; skipped for a missing tool: %q", took.Round(time.Millisecond), passed, len(want), skipped)
+	for _, name := range unprivilegedMustPass {
+		assert.Equal(t, "PASS", results[name], "%s as nobody:\n%s", name, logged[name])
+	}
+	if len(bad) > 0 {
+		t.Errorf("as nobody, %d of %d tests did not pass:\n%s\n\nthe run:\n%s", len(bad), len(want), strings.Join(bad, "\n"), out)
+	}
+}
+
+// goTestResults reads the -test.v output of a test binary: the result
+// (PASS, FAIL or SKIP) of each top-level test, and what it printed.
+func goTestResults(out string) (results, logged map[string]string) {
+	results, logged = map[string]string{}, map[string]string{}
+	var name string
+	var text strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if run, ok := strings.CutPrefix(line, "=== RUN   "); ok && !strings.Contains(run, "/") {
+			name = run
+			text.Reset()
+			continue
+		}
+		if status, rest, ok := strings.Cut(strings.TrimPrefix(line, "--- "), ": "); ok && strings.HasPrefix(line, "--- ") {
+			if test, _, _ := strings.Cut(rest, " "); test == name {
+				results[name], logged[name] = status, text.String()
+				continue
+			}
+		}
+		text.WriteString(line + "\n")
+	}
+	return results, logged
 }
