@@ -590,10 +590,7 @@ func TestFilesystemPolicyUnprivilegedHost(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the test binary as another user")
 	}
-	dir, err := os.MkdirTemp("/tmp", "sandboxexec-fs-unprivileged-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
+	dir := lxNobodyDir(t, "sandboxexec-fs-unprivileged-")
 	root := filepath.Join(dir, "root")
 	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
 	secret := filepath.Join(dir, "secret")
@@ -603,26 +600,10 @@ func TestFilesystemPolicyUnprivilegedHost(t *testing.T) {
 	for _, p := range []string{root, filepath.Join(root, ".git"), filepath.Join(root, ".git", "hooks"), secret, outside} {
 		require.NoError(t, os.Chown(p, nobody, nobody))
 	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	bin := filepath.Join(dir, "host.test")
-	copyExecutable(t, exe, bin)
-	host := exec.Command(bin, "-test.run=^TestFilesystemPolicyUnprivilegedHost$", "-test.count=1", "-test.v")
-	host.Dir = dir
-	host.Env = append(os.Environ(), fsUnprivilegedEnv+"=1", "TMPDIR="+root,
-		"SANDBOXEXEC_TEST_ROOT="+root, "SANDBOXEXEC_TEST_SECRET="+secret, "SANDBOXEXEC_TEST_OUTSIDE="+outside)
-	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = host.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		host.Process.Kill()
-		<-done
-	}
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "--- PASS: TestFilesystemPolicyUnprivilegedHost", "%s", out)
+	out := lxRunAsNobody(t, dir, 2*time.Minute, []string{fsUnprivilegedEnv + "=1", "TMPDIR=" + root,
+		"SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_SECRET=" + secret, "SANDBOXEXEC_TEST_OUTSIDE=" + outside},
+		"-test.run=^TestFilesystemPolicyUnprivilegedHost$")
+	require.Contains(t, out, "--- PASS: TestFilesystemPolicyUnprivilegedHost", "%s", out)
 	after, err := os.Stat(outside)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), after.Mode().Perm(), "the host user's file outside the root kept its mode")

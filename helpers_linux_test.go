@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -283,6 +284,61 @@ func lxRerunUnder(t *testing.T, env string, wrapper ...string) {
 	out, err := child.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+}
+
+// lxNobodyDir makes a directory in /tmp for lxRunAsNobody, which the user
+// nobody can enter (t.TempDir's parent is private to root, and so may be
+// $TMPDIR), and removes it when the test ends. It holds a world-readable
+// copy of this test binary (go test's may sit in a directory private to
+// root too) and home, nobody's own HOME and TMPDIR.
+func lxNobodyDir(t *testing.T, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", pattern)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	copyExecutable(t, exe, filepath.Join(dir, "host.test"))
+	home := filepath.Join(dir, "home")
+	require.NoError(t, os.Mkdir(home, 0o700))
+	require.NoError(t, os.Chown(home, nobody, nobody))
+	return dir
+}
+
+// lxRunAsNobody runs the test binary of lxNobodyDir dir as the user nobody,
+// in dir, with -test.count=1 -test.v and args, and this process's
+// environment plus env (which wins, TMPDIR included, over dir/home). It
+// fails the test with the output if the run fails or outlives limit (given
+// to the binary as -test.timeout, for a panic that shows where it hung),
+// and returns the output.
+func lxRunAsNobody(t *testing.T, dir string, limit time.Duration, env []string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit+30*time.Second)
+	defer cancel()
+	host := exec.CommandContext(ctx, filepath.Join(dir, "host.test"),
+		append([]string{"-test.count=1", "-test.v", "-test.timeout=" + limit.String()}, args...)...)
+	host.Dir = dir
+	home := filepath.Join(dir, "home")
+	host.Env = append(append(os.Environ(), "HOME="+home, "TMPDIR="+home), env...)
+	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	// A command left running with the output pipe cannot hold the test.
+	host.WaitDelay = 10 * time.Second
+	out, err := host.CombinedOutput()
+	require.NoError(t, err, "as nobody:\n%s", out)
+	return string(out)
+}
+
+func copyExecutable(t *testing.T, from, to string) {
+	t.Helper()
+	src, err := os.Open(from)
+	require.NoError(t, err)
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	require.NoError(t, err)
+	require.NoError(t, dst.Close())
 }
 
 // lxRefuse makes the system call name fail with errno in every thread of

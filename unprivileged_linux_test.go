@@ -3,11 +3,12 @@
 package sandboxexec
 
 import (
-	"io"
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,31 +37,15 @@ func TestLinuxUnprivilegedHost(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the test binary as another user")
 	}
-	// t.TempDir's parent is private to root, and so may be $TMPDIR: nobody
-	// needs a way in, which /tmp gives.
-	dir, err := os.MkdirTemp("/tmp", "sandboxexec-unprivileged-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
+	dir := lxNobodyDir(t, "sandboxexec-unprivileged-")
 	root, outside := filepath.Join(dir, "root"), filepath.Join(dir, "outside")
 	require.NoError(t, os.Mkdir(root, 0o755))
 	require.NoError(t, os.Chown(root, nobody, nobody))
 	require.NoError(t, os.Mkdir(outside, 0o777))
 	require.NoError(t, os.Chmod(outside, 0o777))
-
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	bin := filepath.Join(dir, "host.test")
-	copyExecutable(t, exe, bin)
-
-	host := exec.Command(bin, "-test.run=^TestLinuxUnprivilegedHost$", "-test.count=1", "-test.v")
-	host.Dir = dir
-	host.Env = append(os.Environ(), unprivilegedEnv+"=1", "TMPDIR="+root,
-		"SANDBOXEXEC_TEST_ROOT="+root, "SANDBOXEXEC_TEST_OUTSIDE="+outside)
-	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := host.CombinedOutput()
-	require.NoError(t, err, "the unprivileged host:\n%s", out)
-	assert.Contains(t, string(out), "--- PASS: TestLinuxUnprivilegedHost")
+	out := lxRunAsNobody(t, dir, 2*time.Minute, []string{unprivilegedEnv + "=1", "TMPDIR=" + root,
+		"SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_OUTSIDE=" + outside}, "-test.run=^TestLinuxUnprivilegedHost$")
+	assert.Contains(t, out, "--- PASS: TestLinuxUnprivilegedHost")
 	t.Logf("the unprivileged host:\n%s", out)
 }
 
@@ -134,14 +119,96 @@ print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
 
-func copyExecutable(t *testing.T, from, to string) {
-	t.Helper()
-	src, err := os.Open(from)
+// The tests of the filesystem and network policies, run again by
+// TestUnprivilegedHostPolicies as the user nobody; left out: the wrapper
+// that re-runs as nobody itself, and the Go client that
+// TestNetworkProxyClients starts inside the sandbox.
+const (
+	unprivilegedSuites     = "^(TestFilesystemPolicy|TestNetworkProxy)"
+	unprivilegedSuitesSkip = "^(TestFilesystemPolicyUnprivilegedHost|TestNetworkProxyGoClient)$"
+)
+
+// unprivilegedMustPass must each pass as nobody, whatever else skips.
+var unprivilegedMustPass = []string{
+	"TestFilesystemPolicyGitReadOnly", "TestFilesystemPolicyDenyRead", "TestFilesystemPolicyCannotUndo",
+	"TestFilesystemPolicyHostUnchanged", "TestNetworkProxyClients", "TestNetworkProxyNothingElse",
+	"TestNetworkProxySOCKS5",
+}
+
+// A host user's calls take another path than root's: the mounts are made
+// in a user namespace that maps that user alone, and the network namespace
+// by the child itself, which hands the proxy's listener back over
+// SCM_RIGHTS, where root has one made ahead. So the policy tests run again
+// as nobody, and every one of them must pass there: a skip counts as a
+// failure unless it is for a missing tool (which skips as root too).
+func TestUnprivilegedHostPolicies(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the test binary as another user; as a host user, the policy tests run as that user")
+	}
+	exe, err := os.Executable()
 	require.NoError(t, err)
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	listed, err := exec.Command(exe, "-test.list", unprivilegedSuites).Output()
 	require.NoError(t, err)
-	_, err = io.Copy(dst, src)
-	require.NoError(t, err)
-	require.NoError(t, dst.Close())
+	skip := regexp.MustCompile(unprivilegedSuitesSkip)
+	var want []string
+	for _, name := range strings.Fields(string(listed)) {
+		if !skip.MatchString(name) {
+			want = append(want, name)
+		}
+	}
+	require.Subset(t, want, unprivilegedMustPass)
+
+	start := time.Now()
+	out := lxRunAsNobody(t, lxNobodyDir(t, "sandboxexec-unprivileged-suites-"), 5*time.Minute, nil,
+		"-test.run="+unprivilegedSuites, "-test.skip="+unprivilegedSuitesSkip)
+	took := time.Since(start)
+	results, logged := goTestResults(out)
+	var passed int
+	var skipped, bad []string
+	for _, name := range want {
+		switch {
+		case results[name] == "PASS":
+			passed++
+		case results[name] == "SKIP" && strings.Contains(logged[name], " is not installed"):
+			skipped = append(skipped, name+": "+strings.TrimSpace(logged[name]))
+		case results[name] == "SKIP":
+			bad = append(bad, name+" skipped as nobody: "+strings.TrimSpace(logged[name]))
+		default:
+			bad = append(bad, name+" did not run as nobody")
+		}
+	}
+	t.Logf("as nobody in %s: %d of %d tests passed; skipped for a missing tool: %q", took.Round(time.Millisecond), passed, len(want), skipped)
+	for _, name := range unprivilegedMustPass {
+		assert.Equal(t, "PASS", results[name], "%s as nobody:\n%s", name, logged[name])
+	}
+	if len(bad) > 0 {
+		t.Errorf("as nobody, %d of %d tests did not pass:\n%s\n\nthe run:\n%s", len(bad), len(want), strings.Join(bad, "\n"), out)
+	}
+}
+
+// goTestResults reads the -test.v output of a test binary: the result
+// (PASS, FAIL or SKIP) of each top-level test, and what it printed.
+func goTestResults(out string) (results, logged map[string]string) {
+	results, logged = map[string]string{}, map[string]string{}
+	var name string
+	var text strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if run, ok := strings.CutPrefix(line, "=== RUN   "); ok && !strings.Contains(run, "/") {
+			name = run
+			text.Reset()
+			continue
+		}
+		if status, rest, ok := strings.Cut(strings.TrimPrefix(line, "--- "), ": "); ok && strings.HasPrefix(line, "--- ") {
+			if test, _, _ := strings.Cut(rest, " "); test == name {
+				results[name], logged[name] = status, text.String()
+				continue
+			}
+		}
+		text.WriteString(line + "\n")
+	}
+	return results, logged
 }
