@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -350,21 +349,9 @@ func TestExecAdoptingHostLeavesNoZombies(t *testing.T) {
 	if exec.Command("unshare", "--pid", "--fork", "--mount-proc", "true").Run() == nil {
 		lxRerunUnder(t, adoptingHostEnv, "unshare", "--pid", "--fork", "--mount-proc")
 	}
-	dir, err := os.MkdirTemp("/tmp", "sandboxexec-adopting-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chown(dir, nobody, nobody))
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	bin := filepath.Join(dir, "host.test")
-	copyExecutable(t, exe, bin)
-	host := exec.Command(bin, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
-	host.Dir = dir
-	host.Env = append(os.Environ(), adoptingHostEnv+"=1", "TMPDIR="+dir)
-	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := host.CombinedOutput()
-	require.NoError(t, err, "as nobody:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+	dir := lxNobodyDir(t, "sandboxexec-adopting-")
+	out := lxRunAsNobody(t, dir, 2*time.Minute, []string{adoptingHostEnv + "=1"}, "-test.run=^"+t.Name()+"$")
+	require.Contains(t, out, "--- PASS: "+t.Name(), "%s", out)
 }
 
 func adoptingHost(t *testing.T) {
