@@ -600,7 +600,10 @@ func TestFilesystemPolicyUnprivilegedHost(t *testing.T) {
 	require.NoError(t, os.WriteFile(secret, []byte("SECRET"), 0o644))
 	outside := filepath.Join(dir, "outside")
 	require.NoError(t, os.WriteFile(outside, []byte("x"), 0o644))
-	for _, p := range []string{root, filepath.Join(root, ".git"), filepath.Join(root, ".git", "hooks"), secret, outside} {
+	vault := filepath.Join(dir, "vault")
+	require.NoError(t, os.Mkdir(vault, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(vault, "key"), []byte("SECRET"), 0o644))
+	for _, p := range []string{root, filepath.Join(root, ".git"), filepath.Join(root, ".git", "hooks"), secret, outside, vault} {
 		require.NoError(t, os.Chown(p, nobody, nobody))
 	}
 	exe, err := os.Executable()
@@ -610,7 +613,8 @@ func TestFilesystemPolicyUnprivilegedHost(t *testing.T) {
 	host := exec.Command(bin, "-test.run=^TestFilesystemPolicyUnprivilegedHost$", "-test.count=1", "-test.v")
 	host.Dir = dir
 	host.Env = append(os.Environ(), fsUnprivilegedEnv+"=1", "TMPDIR="+root,
-		"SANDBOXEXEC_TEST_ROOT="+root, "SANDBOXEXEC_TEST_SECRET="+secret, "SANDBOXEXEC_TEST_OUTSIDE="+outside)
+		"SANDBOXEXEC_TEST_ROOT="+root, "SANDBOXEXEC_TEST_SECRET="+secret, "SANDBOXEXEC_TEST_OUTSIDE="+outside,
+		"SANDBOXEXEC_TEST_VAULT="+vault)
 	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	done := make(chan struct{})
 	var out []byte
@@ -650,4 +654,17 @@ attempt("no_caps", lambda: check(0 if all(int(c, 16) == 0 for c in caps) else -1
 	assert.Equal(t, "OK", res["no_caps"])
 	_, err := os.Stat(filepath.Join(root, ".git", "hooks", "pre-commit"))
 	assert.True(t, errors.Is(err, os.ErrNotExist))
+
+	// The same from the host's working directory (this process's own; see
+	// TestFilesystemPolicyHostWorkdir).
+	vault := os.Getenv("SANDBOXEXEC_TEST_VAULT")
+	require.NoError(t, os.Chdir(vault))
+	out, err = lxRun(t, lxSh(`cat key; ls`), []string{root}, SandboxPolicy{DenyRead: []string{vault}})
+	lxDeniedOrNil(t, out, err)
+	assert.NotContains(t, out.Stdout, "SECRET")
+	assert.NotContains(t, out.Stdout, "key")
+	require.NoError(t, os.Chdir(root))
+	out, err = lxRun(t, lxSh(`echo x > cwd-file`), []string{root}, SandboxPolicy{DenyRead: []string{secret}})
+	lxRequireOK(t, out, err)
+	assert.FileExists(t, filepath.Join(root, "cwd-file"))
 }
