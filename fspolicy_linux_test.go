@@ -288,6 +288,32 @@ attempt("sibling", lambda: check(0 if open(sibling).read() == "visible" else -1)
 	assert.Equal(t, "SECRET-FILE", string(b), "the host's file is unchanged")
 }
 
+// DenyRead entries within one another are each enforced, and the call runs
+// (found in review: it failed, unable to mount below the first cover).
+func TestFilesystemPolicyDenyReadOverlap(t *testing.T) {
+	fsRequireMounts(t)
+	root, parent := lxRealDir(t), lxRealDir(t)
+	d := filepath.Join(parent, "d")
+	require.NoError(t, os.MkdirAll(filepath.Join(d, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(d, "sub", "g"), []byte("SECRET-G"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(d, "f"), []byte("SECRET-F"), 0o644))
+	for _, deny := range [][]string{
+		{d, filepath.Join(d, "sub")},
+		{filepath.Join(d, "sub"), d},
+		{d, filepath.Join(d, "f")},
+		{parent, d},
+		{parent, filepath.Join(d, "f"), d, filepath.Join(d, "sub")},
+	} {
+		out, err := lxRun(t, lxSh(`cat "$1"/d/f "$1"/d/sub/g; ls -R "$1"`, parent), []string{root}, SandboxPolicy{DenyRead: deny})
+		lxDeniedOrNil(t, out, err)
+		assert.NotContains(t, out.Stdout, "SECRET", "%v", deny)
+		assert.Contains(t, out.Stderr, "No such file", "%v", deny)
+		for _, name := range []string{"sub", "g"} {
+			assert.NotContains(t, out.Stdout, name, "%v", deny)
+		}
+	}
+}
+
 // ReadOnlySubpaths apply under FullDiskWriteAccess too, where everything
 // else can be written.
 func TestFilesystemPolicyFullDiskWrite(t *testing.T) {

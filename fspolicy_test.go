@@ -32,11 +32,13 @@ func TestResolveMasks(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
 	secret := filepath.Join(other, "secret")
 	require.NoError(t, os.WriteFile(secret, nil, 0o600))
+	vault := filepath.Join(other, "vault")
+	require.NoError(t, os.Mkdir(vault, 0o755))
 
-	m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{secret, other, "/nonexistent/x", secret + "/below-a-file"}})
+	m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{secret, vault, "/nonexistent/x", secret + "/below-a-file"}})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(root, ".hg"), gitdir, filepath.Join(other, "repo.git")}, m.ReadOnly)
-	assert.Equal(t, []string{other}, m.DenyDirs)
+	assert.Equal(t, []string{vault}, m.DenyDirs)
 	assert.Equal(t, []string{secret}, m.DenyFiles)
 	_, err = os.Stat(filepath.Join(root, ".svn"))
 	assert.True(t, os.IsNotExist(err), "nothing is created")
@@ -44,6 +46,39 @@ func TestResolveMasks(t *testing.T) {
 	m, err = resolveMasks([]string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
 	require.NoError(t, err)
 	assert.True(t, m.empty())
+}
+
+// A path within a denied directory is left to the directory's cover: the
+// child could not reach it below the cover to mount on it (found in review:
+// DenyRead of ~/.aws and ~/.aws/credentials failed every call).
+func TestResolveMasksWithinDenied(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	d := filepath.Join(base, "d")
+	sub, f := filepath.Join(d, "sub"), filepath.Join(d, "f")
+	root := filepath.Join(d, "root")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	require.NoError(t, os.WriteFile(f, nil, 0o600))
+	other := filepath.Join(base, "other")
+	require.NoError(t, os.Mkdir(other, 0o755))
+	for _, tc := range []struct {
+		deny             []string
+		dirs, files, ros []string
+	}{
+		{[]string{d, sub}, []string{d}, nil, nil},
+		{[]string{sub, d}, []string{d}, nil, nil},
+		{[]string{d, f}, []string{d}, nil, nil},
+		{[]string{base, d, f, other}, []string{base}, nil, nil},
+		{[]string{sub, f, other}, []string{other, sub}, []string{f}, []string{filepath.Join(root, ".git")}},
+		{[]string{filepath.Join(root, ".git")}, []string{filepath.Join(root, ".git")}, nil, nil},
+	} {
+		m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: tc.deny})
+		require.NoError(t, err, "%v", tc.deny)
+		assert.ElementsMatch(t, tc.dirs, m.DenyDirs, "%v", tc.deny)
+		assert.ElementsMatch(t, tc.files, m.DenyFiles, "%v", tc.deny)
+		assert.ElementsMatch(t, tc.ros, m.ReadOnly, "%v", tc.deny)
+	}
 }
 
 func TestFilesystemPolicyErrors(t *testing.T) {
