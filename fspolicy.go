@@ -88,7 +88,8 @@ func (m fsMasks) empty() bool {
 // for each root R and name N, R/N when it exists (not followed if it is a
 // symlink: that is an error, since the link itself could be replaced), and,
 // where R/N is a file of the form "gitdir: DIR" (a worktree's or a
-// submodule's .git), DIR and the common directory it names; and each DenyRead
+// submodule's .git), DIR and the common directory it names, unless that is
+// "/", a writable root or one of its ancestors; and each DenyRead
 // path that exists, resolved, less those within a denied directory. Nothing
 // is created.
 func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
@@ -120,6 +121,11 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 					return fsMasks{}, err
 				}
 				for _, d := range dirs {
+					// "gitdir: .", "..", "/": made read-only, it would take
+					// a writable root with it (or do nothing, on /).
+					if slices.ContainsFunc(roots, func(r string) bool { return pathWithin(r, d) }) {
+						continue
+					}
 					if dfi, err := os.Lstat(d); err == nil {
 						addRO(d, dfi)
 					}

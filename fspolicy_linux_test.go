@@ -208,6 +208,22 @@ attempt("common_hook", lambda: create(os.path.join(sys.argv[2], ".git", "hooks",
 	assert.Equal(t, "EROFS", res["common_hook"])
 }
 
+// A .git file naming the root itself, its parent or / leaves the root
+// writable; the file alone is read-only.
+func TestFilesystemPolicyGitdirBounded(t *testing.T) {
+	fsRequireMounts(t)
+	root := lxRealDir(t)
+	for _, gitdir := range []string{".", "..", "/"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
+		res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+attempt("file", lambda: create(os.path.join(sys.argv[1], "f")))
+attempt("gitfile", lambda: create(os.path.join(sys.argv[1], ".git")))
+`, root)
+		assert.Equal(t, "OK", res["file"], "gitdir: %s: %s", gitdir, out.Stdout)
+		assert.Equal(t, "EROFS", res["gitfile"], "gitdir: %s", gitdir)
+	}
+}
+
 // DenyRead: a denied directory reads as empty, a denied file as empty, by
 // any way of reaching them, and neither takes a write; a sibling reads as
 // before.

@@ -81,6 +81,28 @@ func TestResolveMasksWithinDenied(t *testing.T) {
 	}
 }
 
+// A .git file whose gitdir is "/", a writable root or an ancestor of one
+// protects the file alone: the root stays writable (found in review:
+// "gitdir: ." made the whole root read-only).
+func TestResolveMasksGitdirBounded(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root, other := filepath.Join(base, "a", "root"), filepath.Join(base, "other")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(other, "in"), 0o755))
+	for _, gitdir := range []string{".", "..", "../..", "/", root, other, filepath.Join(other, "in", "..")} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
+		m, err := resolveMasks([]string{root, filepath.Join(other, "in")}, SandboxPolicy{})
+		require.NoError(t, err, gitdir)
+		assert.Equal(t, []string{filepath.Join(root, ".git")}, m.ReadOnly, "gitdir: %s", gitdir)
+	}
+	// A git directory beside the root is protected as before.
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: ../../other\n"), 0o644))
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), other}, m.ReadOnly)
+}
+
 func TestFilesystemPolicyErrors(t *testing.T) {
 	for _, tc := range []struct {
 		policy SandboxPolicy
@@ -109,13 +131,16 @@ func TestFilesystemPolicyErrors(t *testing.T) {
 // the rules say: one name below a root, or a DenyRead path resolved.
 func FuzzFilesystemPolicy(f *testing.F) {
 	for _, s := range []string{".git", "", "..", "a/b", "/etc/shadow", "x\x00", "sub", "link", "gitfile"} {
-		f.Add(s, s)
+		f.Add(s, s, s)
 	}
-	f.Fuzz(func(t *testing.T, name, deny string) {
+	for _, s := range []string{".", "..", "/", "sub", "link", "sub/..", "../" + "x"} {
+		f.Add("gitfile", "/nonexistent", s)
+	}
+	f.Fuzz(func(t *testing.T, name, deny, gitdir string) {
 		root := t.TempDir()
 		os.Mkdir(filepath.Join(root, "sub"), 0o755)
 		os.Symlink("/", filepath.Join(root, "link"))
-		os.WriteFile(filepath.Join(root, "gitfile"), []byte("gitdir: "+deny+"\n"), 0o644)
+		os.WriteFile(filepath.Join(root, "gitfile"), []byte("gitdir: "+gitdir+"\n"), 0o644)
 		if !filepath.IsAbs(deny) {
 			deny = filepath.Join(root, deny)
 		}
@@ -133,6 +158,8 @@ func FuzzFilesystemPolicy(f *testing.F) {
 		for _, p := range m.ReadOnly {
 			_, err := os.Lstat(p)
 			assert.NoError(t, err, "%s exists", p)
+			// Never the root, nor what holds it: a gitdir of ".", "..", "/".
+			assert.False(t, pathWithin(roots[0], p), "%s holds the root", p)
 		}
 		if len(m.ReadOnly) > 0 {
 			// The name itself, and what a .git file at it names.
