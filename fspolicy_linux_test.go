@@ -593,6 +593,26 @@ attempt("inner_chmod", lambda: os.chmod(os.path.join(sys.argv[2], "b"), 0o600))
 	assert.Equal(t, "OK", res["inner_chmod"])
 }
 
+// With / a writable root everything is writable, metadata and TMPDIR
+// included (found in review: everything was read-only, the clone of / put
+// above the command's root), and the .git of another root still is not.
+func TestFilesystemPolicySlashRoot(t *testing.T) {
+	fsRequireMounts(t)
+	dir, _ := fsGitRepo(t)
+	res, out := lxPyRun(t, []string{"/", dir}, SandboxPolicy{}, `
+d = sys.argv[1]
+attempt("write", lambda: create(os.path.join(d, "f")))
+attempt("chmod", lambda: os.chmod(os.path.join(d, "f"), 0o600))
+attempt("tmpdir", lambda: create(os.path.join(os.environ.get("TMPDIR", "/tmp"), "sandboxexec-slash-root")))
+attempt("hook", lambda: create(os.path.join(d, ".git", "hooks", "x")))
+`, dir)
+	assert.Equal(t, "OK", res["write"], "%s", out.Stdout)
+	assert.Equal(t, "OK", res["chmod"])
+	assert.Equal(t, "OK", res["tmpdir"])
+	assert.Equal(t, "EROFS", res["hook"])
+	os.Remove(filepath.Join(os.TempDir(), "sandboxexec-slash-root"))
+}
+
 // A protected path replaced between the policy's resolution and the mount
 // (a symlink put in its place) fails the call rather than mount elsewhere.
 func TestFilesystemPolicyTargetReplaced(t *testing.T) {

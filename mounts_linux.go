@@ -88,10 +88,10 @@ func probeMountMode(mode mountMode, network bool) error {
 //   - whenever the policy protects a path that exists (ReadOnlySubpaths,
 //     DenyRead), which fails closed, unless BestEffort, where the host
 //     cannot make one;
-//   - and, without FullDiskWriteAccess, to make every mount but the
-//     writable roots read-only: a root command keeps CAP_CHOWN and
-//     CAP_FOWNER, and Landlock has no right for metadata (chmod, chown,
-//     utimes, xattrs). A root host that cannot make one fails closed too,
+//   - and, without FullDiskWriteAccess or / among the roots, to make every
+//     mount but the writable roots read-only: a root command keeps
+//     CAP_CHOWN and CAP_FOWNER, and Landlock has no right for metadata
+//     (chmod, chown, utimes, xattrs). A root host that cannot make one fails closed too,
 //     unless BestEffort; a host user's command goes without where user
 //     namespaces are refused (it can change the metadata of that user's
 //     files alone).
@@ -99,7 +99,9 @@ func probeMountMode(mode mountMode, network bool) error {
 //     through a user namespace where the host has no CAP_SYS_ADMIN: that
 //     fails closed, BestEffort or not.
 func (r *linuxRunner) mounts(tmp string) (*linuxspawn.Mounts, error) {
-	readOnlyRest := !r.policy.FullDiskWriteAccess
+	// With / a writable root there is no rest: the clone of / would go on
+	// top of /, and the command's root stay on the read-only mount below.
+	readOnlyRest := !r.policy.FullDiskWriteAccess && !slices.Contains(r.roots, "/")
 	network := r.network() == seccomp.NetworkLoopback
 	if r.masks.empty() && !readOnlyRest && !network {
 		return nil, nil
