@@ -467,7 +467,17 @@ func TestFilesystemPolicyFailsClosed(t *testing.T) {
 	require.ErrorIs(t, err, ErrSandboxUnavailable)
 
 	if os.Geteuid() == 0 {
-		// Root also needs it for what lies outside the roots.
+		// Root also needs it for what lies outside the roots: the advice
+		// is what runs (found in review: it advised an empty
+		// ReadOnlySubpaths, which only gave the next error).
+		for _, p := range []SandboxPolicy{{}, {DenyRead: []string{root}}} {
+			_, err = lxRun(t, []string{"true"}, []string{lxRealDir(t), root}, p)
+			require.ErrorIs(t, err, ErrSandboxUnavailable)
+			assert.Contains(t, err.Error(), "ask for BestEffort, or for FullDiskWriteAccess with an empty ReadOnlySubpaths and no DenyRead")
+		}
+		_, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{FullDiskWriteAccess: true})
+		require.ErrorIs(t, err, ErrSandboxUnavailable)
+		assert.Contains(t, err.Error(), "set ReadOnlySubpaths to an empty slice and leave DenyRead empty")
 		_, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
 		require.ErrorIs(t, err, ErrSandboxUnavailable)
 		assert.Contains(t, err.Error(), "metadata")

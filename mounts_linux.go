@@ -117,9 +117,14 @@ func (r *linuxRunner) mounts(tmp string) (*linuxspawn.Mounts, error) {
 		case r.policy.BestEffort:
 			return nil, nil
 		case !r.masks.empty():
+			optOut := "set ReadOnlySubpaths to an empty slice and leave DenyRead empty, or ask for BestEffort"
+			if os.Geteuid() == 0 && readOnlyRest {
+				// Without them, the case below: root needs the namespace
+				// for what lies outside the roots too.
+				optOut = "ask for BestEffort, or for FullDiskWriteAccess with an empty ReadOnlySubpaths and no DenyRead"
+			}
 			return nil, fmt.Errorf("%w: ReadOnlySubpaths and DenyRead need a mount namespace, which this host cannot make: %v; "+
-				"to run without them, set ReadOnlySubpaths to an empty slice and leave DenyRead empty, or ask for BestEffort",
-				ErrSandboxUnavailable, why)
+				"to run without them, %s", ErrSandboxUnavailable, why, optOut)
 		case os.Geteuid() == 0:
 			return nil, fmt.Errorf("%w: a root command could change metadata (chmod, chown) outside the writable roots "+
 				"without a mount namespace, which this host cannot make: %v; ask for BestEffort to run without it",
