@@ -311,7 +311,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		if group != nil {
 			group.Remove()
 		}
-		return nil, spawnError(req, err)
+		return nil, spawnError(req, err, attr.Mounts != nil || attr.Network != nil)
 	}
 	if proxy != nil {
 		spare.listener = -1 // serveProxy's now
@@ -568,11 +568,17 @@ func namespaceWorkdir(dir string) (string, error) {
 // spawnError turns a failure in the child into the error the plain runner
 // would give for the same mistake, or, for a restriction the kernel refused
 // (every step that confines the command), into ErrSandboxUnavailable: the
-// command did not run.
-func spawnError(req *spawnRequest, err error) error {
+// command did not run. namespaces says the clone asked for a mount or
+// network namespace, which the call cannot go without: clone refusing it
+// (a quota filled, a seccomp profile or sysctl changed since the probe)
+// is such a refusal.
+func spawnError(req *spawnRequest, err error, namespaces bool) error {
 	var stage *linuxspawn.StageError
 	if !errors.As(err, &stage) {
 		return fmt.Errorf("sandboxexec: start %s: %w", req.path, err)
+	}
+	if _, refused := cloneRefusal(err); namespaces && (refused || stage.Stage == "clone" && stage.Err == syscall.EUSERS) {
+		return fmt.Errorf("%w: clone refused the call's mount or network namespace: %v", ErrSandboxUnavailable, stage)
 	}
 	switch stage.Stage {
 	case "execve":
