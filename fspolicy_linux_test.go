@@ -237,6 +237,8 @@ func TestFilesystemPolicyDenyRead(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho RAN-DENIED-SCRIPT\n"), 0o755))
 	file := filepath.Join(outside, "token")
 	require.NoError(t, os.WriteFile(file, []byte("SECRET-FILE"), 0o600))
+	tool := filepath.Join(outside, "tool")
+	require.NoError(t, os.WriteFile(tool, []byte("#!/bin/sh\necho RAN-DENIED-FILE\n"), 0o755))
 	sibling := filepath.Join(outside, "sibling")
 	require.NoError(t, os.WriteFile(sibling, []byte("visible"), 0o644))
 	require.NoError(t, os.Symlink(secrets, filepath.Join(root, "link-dir")))
@@ -244,7 +246,7 @@ func TestFilesystemPolicyDenyRead(t *testing.T) {
 	// Denied through a symlink of its own: what it resolves to is denied.
 	alias := filepath.Join(lxRealDir(t), "alias")
 	require.NoError(t, os.Symlink(outside, alias))
-	policy := SandboxPolicy{DenyRead: []string{filepath.Join(alias, "secrets"), file, "/nonexistent/path"}}
+	policy := SandboxPolicy{DenyRead: []string{filepath.Join(alias, "secrets"), file, tool, "/nonexistent/path"}}
 
 	for _, tc := range []struct {
 		name string
@@ -282,12 +284,14 @@ attempt("file_reads_empty", lambda: check(-1 if open(file).read() else 0))
 attempt("write_dir", lambda: create(os.path.join(secrets, "new")))
 attempt("write_file", lambda: open(file, "w").write("x"))
 attempt("sibling", lambda: check(0 if open(sibling).read() == "visible" else -1))
-`, secrets, file, sibling)
+attempt("exec_file", lambda: os.execv(sys.argv[4], [sys.argv[4]]))
+`, secrets, file, sibling, tool)
 	assert.Equal(t, "OK", res["dir_listing_empty"], "%s", out.Stdout)
 	assert.Equal(t, "OK", res["file_reads_empty"])
 	assert.Equal(t, "EROFS", res["write_dir"])
 	assert.Equal(t, "EROFS", res["write_file"])
 	assert.Equal(t, "OK", res["sibling"])
+	assert.Equal(t, "EACCES", res["exec_file"], "a denied file is no program (mode 0444, noexec), for root too")
 
 	// Under FullDiskWriteAccess and with the network too.
 	for _, p := range []SandboxPolicy{
@@ -328,6 +332,33 @@ func TestFilesystemPolicyDenyReadOverlap(t *testing.T) {
 			assert.NotContains(t, out.Stdout, name, "%v", deny)
 		}
 	}
+}
+
+// Paths are bytes: a newline, a backslash or a byte that is no UTF-8 in a
+// root's name or a DenyRead path changes nothing.
+func TestFilesystemPolicyOddNames(t *testing.T) {
+	fsRequireMounts(t)
+	const odd = "odd\n\\\xff name"
+	root, outside := filepath.Join(lxRealDir(t), "root "+odd), lxRealDir(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
+	file, dir := filepath.Join(outside, "file "+odd), filepath.Join(outside, "dir "+odd)
+	require.NoError(t, os.WriteFile(file, []byte("SECRET"), 0o644))
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "key"), []byte("SECRET"), 0o644))
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{DenyRead: []string{file, dir}}, `
+root, file, dir = sys.argv[1:4]
+attempt("write", lambda: create(os.path.join(root, "f")))
+attempt("hook", lambda: create(os.path.join(root, ".git", "hooks", "x")))
+attempt("file_empty", lambda: check(-1 if open(file).read() else 0))
+attempt("dir_empty", lambda: check(-1 if os.listdir(dir) else 0))
+attempt("outside", lambda: create(os.path.join(os.path.dirname(file), "x")))
+`, root, file, dir)
+	assert.Equal(t, "OK", res["write"], "%s", out.Stdout)
+	assert.Equal(t, "EROFS", res["hook"])
+	assert.Equal(t, "OK", res["file_empty"])
+	assert.Equal(t, "OK", res["dir_empty"])
+	assert.Equal(t, lxWriteOutside(), res["outside"])
+	assert.FileExists(t, filepath.Join(root, "f"))
 }
 
 // ReadOnlySubpaths apply under FullDiskWriteAccess too, where everything
@@ -377,17 +408,30 @@ attempt("open_tree", lambda: check(libc.syscall(428, -100, b(git), 1)))
 attempt("move_mount", lambda: check(libc.syscall(429, -100, b(git), -100, b"/tmp", 0)))
 attempt("fsopen", lambda: check(libc.syscall(430, b"tmpfs", 0)))
 attempt("mount_setattr", lambda: check(libc.syscall(442, -100, b(git), 0, None, 0)))
+# On descriptors that are no file system context nor mount: EBADF, were
+# the calls let through.
+attempt("fsconfig", lambda: check(libc.syscall(431, -1, 6, None, None, 0)))
+attempt("fsmount", lambda: check(libc.syscall(432, -1, 0, 0)))
+attempt("fspick", lambda: check(libc.syscall(433, -100, b(git), 0)))
 nr = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
 if nr:
     attempt("pivot_root", lambda: check(libc.syscall(nr, b"/", b"/")))
+def clone_user():
+    pid = check(libc.syscall(clone_nr, 0x10000000 | 17, 0, 0, 0, 0))  # CLONE_NEWUSER | SIGCHLD
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+clone_nr = {"x86_64": 56, "aarch64": 220}.get(platform.machine())
+if clone_nr:
+    attempt("clone_user", clone_user)
 `, git)
 	for _, call := range []string{
 		// No CAP_SYS_ADMIN after execve (capabilities).
 		"umount2", "remount_rw", "bind", "mount_tmpfs", "make_private", "unshare_mnt", "setns", "pivot_root",
 		// The seccomp filter.
-		"unshare_user", "open_tree", "move_mount", "fsopen", "mount_setattr",
+		"unshare_user", "clone_user", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
 	} {
-		if v, ok := res[call]; ok || call != "pivot_root" {
+		if v, ok := res[call]; ok || (call != "pivot_root" && call != "clone_user") {
 			assert.Equal(t, "EPERM", v, "%s: %s", call, out.Stdout)
 		}
 	}
@@ -458,6 +502,13 @@ func TestFilesystemPolicyFailsClosed(t *testing.T) {
 	old := forcedMountMode
 	forcedMountMode = mountsNone
 	t.Cleanup(func() { forcedMountMode = old })
+	s := ProbeSandbox()
+	assert.False(t, s.MountNamespace)
+	assert.False(t, s.NetworkNamespace)
+	if os.Geteuid() == 0 {
+		assert.False(t, s.Available, "a root host needs the mount namespace")
+		assert.Contains(t, s.Detail, "mount namespace")
+	}
 
 	_, err := lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{})
 	require.ErrorIs(t, err, ErrSandboxUnavailable)
