@@ -88,8 +88,10 @@ func (m fsMasks) empty() bool {
 // for each root R and name N, R/N when it exists (not followed if it is a
 // symlink: that is an error, since the link itself could be replaced), and,
 // where R/N is a file of the form "gitdir: DIR" (a worktree's or a
-// submodule's .git), DIR and the common directory it names; and each DenyRead
-// path that exists, resolved. Nothing is created.
+// submodule's .git), DIR and the common directory it names, unless that is
+// "/", a writable root or one of its ancestors; and each DenyRead
+// path that exists, resolved, less those within a denied directory. Nothing
+// is created.
 func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 	m := fsMasks{found: map[string]fs.FileInfo{}}
 	addRO := func(p string, fi fs.FileInfo) {
@@ -119,6 +121,11 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 					return fsMasks{}, err
 				}
 				for _, d := range dirs {
+					// "gitdir: .", "..", "/": made read-only, it would take
+					// a writable root with it (or do nothing, on /).
+					if slices.ContainsFunc(roots, func(r string) bool { return pathWithin(r, d) }) {
+						continue
+					}
 					if dfi, err := os.Lstat(d); err == nil {
 						addRO(d, dfi)
 					}
@@ -158,6 +165,17 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 			m.DenyFiles = append(m.DenyFiles, real)
 		}
 	}
+	// What lies within a denied directory is hidden with it: the child
+	// could not even find it under the cover (say ~/.aws and
+	// ~/.aws/credentials both listed), and a read-only bind there would
+	// change nothing.
+	dirs := slices.Clone(m.DenyDirs)
+	inDenied := func(p string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return d != p && pathWithin(p, d) })
+	}
+	m.DenyDirs = slices.DeleteFunc(m.DenyDirs, inDenied)
+	m.DenyFiles = slices.DeleteFunc(m.DenyFiles, inDenied)
+	m.ReadOnly = slices.DeleteFunc(m.ReadOnly, func(p string) bool { return denied[p] || inDenied(p) })
 	// Parents before children: a mount over a directory would hide one
 	// made below it before.
 	for _, s := range [][]string{m.ReadOnly, m.DenyDirs, m.DenyFiles} {

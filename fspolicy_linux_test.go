@@ -208,6 +208,22 @@ attempt("common_hook", lambda: create(os.path.join(sys.argv[2], ".git", "hooks",
 	assert.Equal(t, "EROFS", res["common_hook"])
 }
 
+// A .git file naming the root itself, its parent or / leaves the root
+// writable; the file alone is read-only.
+func TestFilesystemPolicyGitdirBounded(t *testing.T) {
+	fsRequireMounts(t)
+	root := lxRealDir(t)
+	for _, gitdir := range []string{".", "..", "/"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
+		res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+attempt("file", lambda: create(os.path.join(sys.argv[1], "f")))
+attempt("gitfile", lambda: create(os.path.join(sys.argv[1], ".git")))
+`, root)
+		assert.Equal(t, "OK", res["file"], "gitdir: %s: %s", gitdir, out.Stdout)
+		assert.Equal(t, "EROFS", res["gitfile"], "gitdir: %s", gitdir)
+	}
+}
+
 // DenyRead: a denied directory reads as empty, a denied file as empty, by
 // any way of reaching them, and neither takes a write; a sibling reads as
 // before.
@@ -221,6 +237,8 @@ func TestFilesystemPolicyDenyRead(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho RAN-DENIED-SCRIPT\n"), 0o755))
 	file := filepath.Join(outside, "token")
 	require.NoError(t, os.WriteFile(file, []byte("SECRET-FILE"), 0o600))
+	tool := filepath.Join(outside, "tool")
+	require.NoError(t, os.WriteFile(tool, []byte("#!/bin/sh\necho RAN-DENIED-FILE\n"), 0o755))
 	sibling := filepath.Join(outside, "sibling")
 	require.NoError(t, os.WriteFile(sibling, []byte("visible"), 0o644))
 	require.NoError(t, os.Symlink(secrets, filepath.Join(root, "link-dir")))
@@ -228,7 +246,7 @@ func TestFilesystemPolicyDenyRead(t *testing.T) {
 	// Denied through a symlink of its own: what it resolves to is denied.
 	alias := filepath.Join(lxRealDir(t), "alias")
 	require.NoError(t, os.Symlink(outside, alias))
-	policy := SandboxPolicy{DenyRead: []string{filepath.Join(alias, "secrets"), file, "/nonexistent/path"}}
+	policy := SandboxPolicy{DenyRead: []string{filepath.Join(alias, "secrets"), file, tool, "/nonexistent/path"}}
 
 	for _, tc := range []struct {
 		name string
@@ -266,12 +284,14 @@ attempt("file_reads_empty", lambda: check(-1 if open(file).read() else 0))
 attempt("write_dir", lambda: create(os.path.join(secrets, "new")))
 attempt("write_file", lambda: open(file, "w").write("x"))
 attempt("sibling", lambda: check(0 if open(sibling).read() == "visible" else -1))
-`, secrets, file, sibling)
+attempt("exec_file", lambda: os.execv(sys.argv[4], [sys.argv[4]]))
+`, secrets, file, sibling, tool)
 	assert.Equal(t, "OK", res["dir_listing_empty"], "%s", out.Stdout)
 	assert.Equal(t, "OK", res["file_reads_empty"])
 	assert.Equal(t, "EROFS", res["write_dir"])
 	assert.Equal(t, "EROFS", res["write_file"])
 	assert.Equal(t, "OK", res["sibling"])
+	assert.Equal(t, "EACCES", res["exec_file"], "a denied file is no program (mode 0444, noexec), for root too")
 
 	// Under FullDiskWriteAccess and with the network too.
 	for _, p := range []SandboxPolicy{
@@ -286,6 +306,59 @@ attempt("sibling", lambda: check(0 if open(sibling).read() == "visible" else -1)
 	b, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, "SECRET-FILE", string(b), "the host's file is unchanged")
+}
+
+// DenyRead entries within one another are each enforced, and the call runs
+// (found in review: it failed, unable to mount below the first cover).
+func TestFilesystemPolicyDenyReadOverlap(t *testing.T) {
+	fsRequireMounts(t)
+	root, parent := lxRealDir(t), lxRealDir(t)
+	d := filepath.Join(parent, "d")
+	require.NoError(t, os.MkdirAll(filepath.Join(d, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(d, "sub", "g"), []byte("SECRET-G"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(d, "f"), []byte("SECRET-F"), 0o644))
+	for _, deny := range [][]string{
+		{d, filepath.Join(d, "sub")},
+		{filepath.Join(d, "sub"), d},
+		{d, filepath.Join(d, "f")},
+		{parent, d},
+		{parent, filepath.Join(d, "f"), d, filepath.Join(d, "sub")},
+	} {
+		out, err := lxRun(t, lxSh(`cat "$1"/d/f "$1"/d/sub/g; ls -R "$1"`, parent), []string{root}, SandboxPolicy{DenyRead: deny})
+		lxDeniedOrNil(t, out, err)
+		assert.NotContains(t, out.Stdout, "SECRET", "%v", deny)
+		assert.Contains(t, out.Stderr, "No such file", "%v", deny)
+		for _, name := range []string{"sub", "g"} {
+			assert.NotContains(t, out.Stdout, name, "%v", deny)
+		}
+	}
+}
+
+// Paths are bytes: a newline, a backslash or a byte that is no UTF-8 in a
+// root's name or a DenyRead path changes nothing.
+func TestFilesystemPolicyOddNames(t *testing.T) {
+	fsRequireMounts(t)
+	const odd = "odd\n\\\xff name"
+	root, outside := filepath.Join(lxRealDir(t), "root "+odd), lxRealDir(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
+	file, dir := filepath.Join(outside, "file "+odd), filepath.Join(outside, "dir "+odd)
+	require.NoError(t, os.WriteFile(file, []byte("SECRET"), 0o644))
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "key"), []byte("SECRET"), 0o644))
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{DenyRead: []string{file, dir}}, `
+root, file, dir = sys.argv[1:4]
+attempt("write", lambda: create(os.path.join(root, "f")))
+attempt("hook", lambda: create(os.path.join(root, ".git", "hooks", "x")))
+attempt("file_empty", lambda: check(-1 if open(file).read() else 0))
+attempt("dir_empty", lambda: check(-1 if os.listdir(dir) else 0))
+attempt("outside", lambda: create(os.path.join(os.path.dirname(file), "x")))
+`, root, file, dir)
+	assert.Equal(t, "OK", res["write"], "%s", out.Stdout)
+	assert.Equal(t, "EROFS", res["hook"])
+	assert.Equal(t, "OK", res["file_empty"])
+	assert.Equal(t, "OK", res["dir_empty"])
+	assert.Equal(t, lxWriteOutside(), res["outside"])
+	assert.FileExists(t, filepath.Join(root, "f"))
 }
 
 // ReadOnlySubpaths apply under FullDiskWriteAccess too, where everything
@@ -335,17 +408,30 @@ attempt("open_tree", lambda: check(libc.syscall(428, -100, b(git), 1)))
 attempt("move_mount", lambda: check(libc.syscall(429, -100, b(git), -100, b"/tmp", 0)))
 attempt("fsopen", lambda: check(libc.syscall(430, b"tmpfs", 0)))
 attempt("mount_setattr", lambda: check(libc.syscall(442, -100, b(git), 0, None, 0)))
+# On descriptors that are no file system context nor mount: EBADF, were
+# the calls let through.
+attempt("fsconfig", lambda: check(libc.syscall(431, -1, 6, None, None, 0)))
+attempt("fsmount", lambda: check(libc.syscall(432, -1, 0, 0)))
+attempt("fspick", lambda: check(libc.syscall(433, -100, b(git), 0)))
 nr = {"x86_64": 155, "aarch64": 41}.get(platform.machine())
 if nr:
     attempt("pivot_root", lambda: check(libc.syscall(nr, b"/", b"/")))
+def clone_user():
+    pid = check(libc.syscall(clone_nr, 0x10000000 | 17, 0, 0, 0, 0))  # CLONE_NEWUSER | SIGCHLD
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+clone_nr = {"x86_64": 56, "aarch64": 220}.get(platform.machine())
+if clone_nr:
+    attempt("clone_user", clone_user)
 `, git)
 	for _, call := range []string{
 		// No CAP_SYS_ADMIN after execve (capabilities).
 		"umount2", "remount_rw", "bind", "mount_tmpfs", "make_private", "unshare_mnt", "setns", "pivot_root",
 		// The seccomp filter.
-		"unshare_user", "open_tree", "move_mount", "fsopen", "mount_setattr",
+		"unshare_user", "clone_user", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
 	} {
-		if v, ok := res[call]; ok || call != "pivot_root" {
+		if v, ok := res[call]; ok || (call != "pivot_root" && call != "clone_user") {
 			assert.Equal(t, "EPERM", v, "%s: %s", call, out.Stdout)
 		}
 	}
@@ -416,6 +502,13 @@ func TestFilesystemPolicyFailsClosed(t *testing.T) {
 	old := forcedMountMode
 	forcedMountMode = mountsNone
 	t.Cleanup(func() { forcedMountMode = old })
+	s := ProbeSandbox()
+	assert.False(t, s.MountNamespace)
+	assert.False(t, s.NetworkNamespace)
+	if os.Geteuid() == 0 {
+		assert.False(t, s.Available, "a root host needs the mount namespace")
+		assert.Contains(t, s.Detail, "mount namespace")
+	}
 
 	_, err := lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{})
 	require.ErrorIs(t, err, ErrSandboxUnavailable)
@@ -425,7 +518,17 @@ func TestFilesystemPolicyFailsClosed(t *testing.T) {
 	require.ErrorIs(t, err, ErrSandboxUnavailable)
 
 	if os.Geteuid() == 0 {
-		// Root also needs it for what lies outside the roots.
+		// Root also needs it for what lies outside the roots: the advice
+		// is what runs (found in review: it advised an empty
+		// ReadOnlySubpaths, which only gave the next error).
+		for _, p := range []SandboxPolicy{{}, {DenyRead: []string{root}}} {
+			_, err = lxRun(t, []string{"true"}, []string{lxRealDir(t), root}, p)
+			require.ErrorIs(t, err, ErrSandboxUnavailable)
+			assert.Contains(t, err.Error(), "ask for BestEffort, or for FullDiskWriteAccess with an empty ReadOnlySubpaths and no DenyRead")
+		}
+		_, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{FullDiskWriteAccess: true})
+		require.ErrorIs(t, err, ErrSandboxUnavailable)
+		assert.Contains(t, err.Error(), "set ReadOnlySubpaths to an empty slice and leave DenyRead empty")
 		_, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
 		require.ErrorIs(t, err, ErrSandboxUnavailable)
 		assert.Contains(t, err.Error(), "metadata")
@@ -551,6 +654,26 @@ attempt("inner_chmod", lambda: os.chmod(os.path.join(sys.argv[2], "b"), 0o600))
 	assert.Equal(t, "OK", res["inner_chmod"])
 }
 
+// With / a writable root everything is writable, metadata and TMPDIR
+// included (found in review: everything was read-only, the clone of / put
+// above the command's root), and the .git of another root still is not.
+func TestFilesystemPolicySlashRoot(t *testing.T) {
+	fsRequireMounts(t)
+	dir, _ := fsGitRepo(t)
+	res, out := lxPyRun(t, []string{"/", dir}, SandboxPolicy{}, `
+d = sys.argv[1]
+attempt("write", lambda: create(os.path.join(d, "f")))
+attempt("chmod", lambda: os.chmod(os.path.join(d, "f"), 0o600))
+attempt("tmpdir", lambda: create(os.path.join(os.environ.get("TMPDIR", "/tmp"), "sandboxexec-slash-root")))
+attempt("hook", lambda: create(os.path.join(d, ".git", "hooks", "x")))
+`, dir)
+	assert.Equal(t, "OK", res["write"], "%s", out.Stdout)
+	assert.Equal(t, "OK", res["chmod"])
+	assert.Equal(t, "OK", res["tmpdir"])
+	assert.Equal(t, "EROFS", res["hook"])
+	os.Remove(filepath.Join(os.TempDir(), "sandboxexec-slash-root"))
+}
+
 // A protected path replaced between the policy's resolution and the mount
 // (a symlink put in its place) fails the call rather than mount elsewhere.
 func TestFilesystemPolicyTargetReplaced(t *testing.T) {
@@ -597,11 +720,15 @@ func TestFilesystemPolicyUnprivilegedHost(t *testing.T) {
 	require.NoError(t, os.WriteFile(secret, []byte("SECRET"), 0o644))
 	outside := filepath.Join(dir, "outside")
 	require.NoError(t, os.WriteFile(outside, []byte("x"), 0o644))
-	for _, p := range []string{root, filepath.Join(root, ".git"), filepath.Join(root, ".git", "hooks"), secret, outside} {
+	vault := filepath.Join(dir, "vault")
+	require.NoError(t, os.Mkdir(vault, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(vault, "key"), []byte("SECRET"), 0o644))
+	for _, p := range []string{root, filepath.Join(root, ".git"), filepath.Join(root, ".git", "hooks"), secret, outside, vault} {
 		require.NoError(t, os.Chown(p, nobody, nobody))
 	}
 	out := lxRunAsNobody(t, dir, 2*time.Minute, []string{fsUnprivilegedEnv + "=1", "TMPDIR=" + root,
-		"SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_SECRET=" + secret, "SANDBOXEXEC_TEST_OUTSIDE=" + outside},
+		"SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_SECRET=" + secret, "SANDBOXEXEC_TEST_OUTSIDE=" + outside,
+		"SANDBOXEXEC_TEST_VAULT=" + vault},
 		"-test.run=^TestFilesystemPolicyUnprivilegedHost$")
 	require.Contains(t, out, "--- PASS: TestFilesystemPolicyUnprivilegedHost", "%s", out)
 	after, err := os.Stat(outside)
@@ -631,4 +758,17 @@ attempt("no_caps", lambda: check(0 if all(int(c, 16) == 0 for c in caps) else -1
 	assert.Equal(t, "OK", res["no_caps"])
 	_, err := os.Stat(filepath.Join(root, ".git", "hooks", "pre-commit"))
 	assert.True(t, errors.Is(err, os.ErrNotExist))
+
+	// The same from the host's working directory (this process's own; see
+	// TestFilesystemPolicyHostWorkdir).
+	vault := os.Getenv("SANDBOXEXEC_TEST_VAULT")
+	require.NoError(t, os.Chdir(vault))
+	out, err = lxRun(t, lxSh(`cat key; ls`), []string{root}, SandboxPolicy{DenyRead: []string{vault}})
+	lxDeniedOrNil(t, out, err)
+	assert.NotContains(t, out.Stdout, "SECRET")
+	assert.NotContains(t, out.Stdout, "key")
+	require.NoError(t, os.Chdir(root))
+	out, err = lxRun(t, lxSh(`echo x > cwd-file`), []string{root}, SandboxPolicy{DenyRead: []string{secret}})
+	lxRequireOK(t, out, err)
+	assert.FileExists(t, filepath.Join(root, "cwd-file"))
 }

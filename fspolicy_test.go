@@ -32,11 +32,13 @@ func TestResolveMasks(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
 	secret := filepath.Join(other, "secret")
 	require.NoError(t, os.WriteFile(secret, nil, 0o600))
+	vault := filepath.Join(other, "vault")
+	require.NoError(t, os.Mkdir(vault, 0o755))
 
-	m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{secret, other, "/nonexistent/x", secret + "/below-a-file"}})
+	m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{secret, vault, "/nonexistent/x", secret + "/below-a-file"}})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(root, ".hg"), gitdir, filepath.Join(other, "repo.git")}, m.ReadOnly)
-	assert.Equal(t, []string{other}, m.DenyDirs)
+	assert.Equal(t, []string{vault}, m.DenyDirs)
 	assert.Equal(t, []string{secret}, m.DenyFiles)
 	_, err = os.Stat(filepath.Join(root, ".svn"))
 	assert.True(t, os.IsNotExist(err), "nothing is created")
@@ -44,6 +46,61 @@ func TestResolveMasks(t *testing.T) {
 	m, err = resolveMasks([]string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
 	require.NoError(t, err)
 	assert.True(t, m.empty())
+}
+
+// A path within a denied directory is left to the directory's cover: the
+// child could not reach it below the cover to mount on it (found in review:
+// DenyRead of ~/.aws and ~/.aws/credentials failed every call).
+func TestResolveMasksWithinDenied(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	d := filepath.Join(base, "d")
+	sub, f := filepath.Join(d, "sub"), filepath.Join(d, "f")
+	root := filepath.Join(d, "root")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	require.NoError(t, os.WriteFile(f, nil, 0o600))
+	other := filepath.Join(base, "other")
+	require.NoError(t, os.Mkdir(other, 0o755))
+	for _, tc := range []struct {
+		deny             []string
+		dirs, files, ros []string
+	}{
+		{[]string{d, sub}, []string{d}, nil, nil},
+		{[]string{sub, d}, []string{d}, nil, nil},
+		{[]string{d, f}, []string{d}, nil, nil},
+		{[]string{base, d, f, other}, []string{base}, nil, nil},
+		{[]string{sub, f, other}, []string{other, sub}, []string{f}, []string{filepath.Join(root, ".git")}},
+		{[]string{filepath.Join(root, ".git")}, []string{filepath.Join(root, ".git")}, nil, nil},
+	} {
+		m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: tc.deny})
+		require.NoError(t, err, "%v", tc.deny)
+		assert.ElementsMatch(t, tc.dirs, m.DenyDirs, "%v", tc.deny)
+		assert.ElementsMatch(t, tc.files, m.DenyFiles, "%v", tc.deny)
+		assert.ElementsMatch(t, tc.ros, m.ReadOnly, "%v", tc.deny)
+	}
+}
+
+// A .git file whose gitdir is "/", a writable root or an ancestor of one
+// protects the file alone: the root stays writable (found in review:
+// "gitdir: ." made the whole root read-only).
+func TestResolveMasksGitdirBounded(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root, other := filepath.Join(base, "a", "root"), filepath.Join(base, "other")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(other, "in"), 0o755))
+	for _, gitdir := range []string{".", "..", "../..", "/", root, other, filepath.Join(other, "in", "..")} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+gitdir+"\n"), 0o644))
+		m, err := resolveMasks([]string{root, filepath.Join(other, "in")}, SandboxPolicy{})
+		require.NoError(t, err, gitdir)
+		assert.Equal(t, []string{filepath.Join(root, ".git")}, m.ReadOnly, "gitdir: %s", gitdir)
+	}
+	// A git directory beside the root is protected as before.
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: ../../other\n"), 0o644))
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), other}, m.ReadOnly)
 }
 
 func TestFilesystemPolicyErrors(t *testing.T) {
@@ -74,13 +131,16 @@ func TestFilesystemPolicyErrors(t *testing.T) {
 // the rules say: one name below a root, or a DenyRead path resolved.
 func FuzzFilesystemPolicy(f *testing.F) {
 	for _, s := range []string{".git", "", "..", "a/b", "/etc/shadow", "x\x00", "sub", "link", "gitfile"} {
-		f.Add(s, s)
+		f.Add(s, s, s)
 	}
-	f.Fuzz(func(t *testing.T, name, deny string) {
+	for _, s := range []string{".", "..", "/", "sub", "link", "sub/..", "../" + "x"} {
+		f.Add("gitfile", "/nonexistent", s)
+	}
+	f.Fuzz(func(t *testing.T, name, deny, gitdir string) {
 		root := t.TempDir()
 		os.Mkdir(filepath.Join(root, "sub"), 0o755)
 		os.Symlink("/", filepath.Join(root, "link"))
-		os.WriteFile(filepath.Join(root, "gitfile"), []byte("gitdir: "+deny+"\n"), 0o644)
+		os.WriteFile(filepath.Join(root, "gitfile"), []byte("gitdir: "+gitdir+"\n"), 0o644)
 		if !filepath.IsAbs(deny) {
 			deny = filepath.Join(root, deny)
 		}
@@ -98,6 +158,8 @@ func FuzzFilesystemPolicy(f *testing.F) {
 		for _, p := range m.ReadOnly {
 			_, err := os.Lstat(p)
 			assert.NoError(t, err, "%s exists", p)
+			// Never the root, nor what holds it: a gitdir of ".", "..", "/".
+			assert.False(t, pathWithin(roots[0], p), "%s holds the root", p)
 		}
 		if len(m.ReadOnly) > 0 {
 			// The name itself, and what a .git file at it names.

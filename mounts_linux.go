@@ -88,10 +88,10 @@ func probeMountMode(mode mountMode, network bool) error {
 //   - whenever the policy protects a path that exists (ReadOnlySubpaths,
 //     DenyRead), which fails closed, unless BestEffort, where the host
 //     cannot make one;
-//   - and, without FullDiskWriteAccess, to make every mount but the
-//     writable roots read-only: a root command keeps CAP_CHOWN and
-//     CAP_FOWNER, and Landlock has no right for metadata (chmod, chown,
-//     utimes, xattrs). A root host that cannot make one fails closed too,
+//   - and, without FullDiskWriteAccess or / among the roots, to make every
+//     mount but the writable roots read-only: a root command keeps
+//     CAP_CHOWN and CAP_FOWNER, and Landlock has no right for metadata
+//     (chmod, chown, utimes, xattrs). A root host that cannot make one fails closed too,
 //     unless BestEffort; a host user's command goes without where user
 //     namespaces are refused (it can change the metadata of that user's
 //     files alone).
@@ -115,9 +115,14 @@ func (r *linuxRunner) mounts(tmp string) (*linuxspawn.Mounts, error) {
 		case r.policy.BestEffort:
 			return nil, nil
 		case !r.masks.empty():
+			optOut := "set ReadOnlySubpaths to an empty slice and leave DenyRead empty, or ask for BestEffort"
+			if os.Geteuid() == 0 && readOnlyRest {
+				// Without them, the case below: root needs the namespace
+				// for what lies outside the roots too.
+				optOut = "ask for BestEffort, or for FullDiskWriteAccess with an empty ReadOnlySubpaths and no DenyRead"
+			}
 			return nil, fmt.Errorf("%w: ReadOnlySubpaths and DenyRead need a mount namespace, which this host cannot make: %v; "+
-				"to run without them, set ReadOnlySubpaths to an empty slice and leave DenyRead empty, or ask for BestEffort",
-				ErrSandboxUnavailable, why)
+				"to run without them, %s", ErrSandboxUnavailable, why, optOut)
 		case os.Geteuid() == 0:
 			return nil, fmt.Errorf("%w: a root command could change metadata (chmod, chown) outside the writable roots "+
 				"without a mount namespace, which this host cannot make: %v; ask for BestEffort to run without it",
@@ -152,8 +157,12 @@ func (r *linuxRunner) mounts(tmp string) (*linuxspawn.Mounts, error) {
 }
 
 // readOnlyView: every mount but the writable roots is read-only in the
-// command's view, where mounts can make one (see readOnlyViewer).
-func (r *linuxRunner) readOnlyView() bool { return !r.policy.FullDiskWriteAccess }
+// command's view, where mounts can make one (see readOnlyViewer). With / a
+// writable root there is no rest: the clone of / would go on top of /, and
+// the command's root stay on the read-only mount below.
+func (r *linuxRunner) readOnlyView() bool {
+	return !r.policy.FullDiskWriteAccess && !slices.Contains(r.roots, "/")
+}
 
 // outermost keeps the paths not below another of them, parents first.
 func outermost(paths []string) []string {

@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -256,6 +257,12 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	if attr.Mounts, err = r.mounts(tmp.Path()); err != nil {
 		return nil, err
 	}
+	if attr.Mounts != nil {
+		if attr.Dir, err = namespaceWorkdir(req.dir); err != nil {
+			return nil, err
+		}
+		req.dir = attr.Dir // for spawnError
+	}
 	var spare readyNetns
 	if proxy != nil {
 		attr.Network = &linuxspawn.Network{ProxyPort: proxyPort}
@@ -304,7 +311,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		if group != nil {
 			group.Remove()
 		}
-		return nil, spawnError(req, err)
+		return nil, spawnError(req, err, attr.Mounts != nil || attr.Network != nil)
 	}
 	if proxy != nil {
 		spare.listener = -1 // serveProxy's now
@@ -533,14 +540,45 @@ func (r *linuxRunner) ruleset(tmp *callTMPDIR) (fd int, done func(), err error) 
 	return tmp.rulesets.Get(r.abi, rules)
 }
 
+// namespaceWorkdir is the absolute directory a child with a mount namespace
+// starts in: dir, or the host's working directory for "", with a relative
+// dir joined to it. The child inherits the host's working directory as it
+// was in the copy of the mounts, below the covers and read-only binds made
+// after the copy: kept or used as the base of a relative chdir, it would
+// read a denied directory and write a protected one, and be read-only in a
+// writable root. Named, it is looked up through the new mounts. A working
+// directory that cannot be named (removed) fails the call.
+func namespaceWorkdir(dir string) (string, error) {
+	if filepath.IsAbs(dir) {
+		return dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("sandboxexec: workdir: the host's working directory, where the command would start, "+
+			"cannot be named (%w); give an absolute Workdir", err)
+	}
+	if dir == "" {
+		return wd, nil
+	}
+	// Not filepath.Join: ".." in dir is the kernel's to resolve, as chdir
+	// would from wd, not cleaned away against a wd that holds a symlink.
+	return wd + "/" + dir, nil
+}
+
 // spawnError turns a failure in the child into the error the plain runner
 // would give for the same mistake, or, for a restriction the kernel refused
 // (every step that confines the command), into ErrSandboxUnavailable: the
-// command did not run.
-func spawnError(req *spawnRequest, err error) error {
+// command did not run. namespaces says the clone asked for a mount or
+// network namespace, which the call cannot go without: clone refusing it
+// (a quota filled, a seccomp profile or sysctl changed since the probe)
+// is such a refusal.
+func spawnError(req *spawnRequest, err error, namespaces bool) error {
 	var stage *linuxspawn.StageError
 	if !errors.As(err, &stage) {
 		return fmt.Errorf("sandboxexec: start %s: %w", req.path, err)
+	}
+	if _, refused := cloneRefusal(err); namespaces && (refused || stage.Stage == "clone" && stage.Err == syscall.EUSERS) {
+		return fmt.Errorf("%w: clone refused the call's mount or network namespace: %v", ErrSandboxUnavailable, stage)
 	}
 	switch stage.Stage {
 	case "execve":

@@ -108,19 +108,30 @@ func TestLinuxSpawnErrorKinds(t *testing.T) {
 	req := &spawnRequest{path: "/bin/prog", dir: "/work"}
 	for _, stage := range []string{"close_range", "cgroup", "setrlimit", "pdeathsig", "scheduling", "no_new_privs",
 		"landlock_restrict_self", "capabilities", "seccomp"} {
-		err := spawnError(req, &linuxspawn.StageError{Stage: stage, Err: syscall.EPERM})
+		err := spawnError(req, &linuxspawn.StageError{Stage: stage, Err: syscall.EPERM}, false)
 		assert.ErrorIs(t, err, ErrSandboxUnavailable, stage)
 		assert.ErrorContains(t, err, stage)
 	}
 	for _, stage := range []string{"setsid", "dup2", "signals", "clone", "stack"} {
-		err := spawnError(req, &linuxspawn.StageError{Stage: stage, Err: syscall.ENOMEM})
-		assert.NotErrorIs(t, err, ErrSandboxUnavailable, stage)
-		assert.ErrorIs(t, err, syscall.ENOMEM, stage)
+		for _, namespaces := range []bool{false, true} {
+			err := spawnError(req, &linuxspawn.StageError{Stage: stage, Err: syscall.ENOMEM}, namespaces)
+			assert.NotErrorIs(t, err, ErrSandboxUnavailable, stage)
+			assert.ErrorIs(t, err, syscall.ENOMEM, stage)
+		}
 	}
-	err := spawnError(req, &linuxspawn.StageError{Stage: "execve", Err: syscall.ENOENT})
+	// A mount or network namespace clone refuses at call time, though the
+	// probe had it (found in review: a plain start error).
+	for _, errno := range []syscall.Errno{syscall.EPERM, syscall.EINVAL, syscall.ENOSPC, syscall.EUSERS} {
+		err := spawnError(req, &linuxspawn.StageError{Stage: "clone", Err: errno}, true)
+		assert.ErrorIs(t, err, ErrSandboxUnavailable, "%v", errno)
+		assert.ErrorContains(t, err, "namespace")
+		err = spawnError(req, &linuxspawn.StageError{Stage: "clone", Err: errno}, false)
+		assert.NotErrorIs(t, err, ErrSandboxUnavailable, "%v", errno)
+	}
+	err := spawnError(req, &linuxspawn.StageError{Stage: "execve", Err: syscall.ENOENT}, false)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.ErrorContains(t, err, "/bin/prog")
-	err = spawnError(req, &linuxspawn.StageError{Stage: "chdir", Err: syscall.ENOENT})
+	err = spawnError(req, &linuxspawn.StageError{Stage: "chdir", Err: syscall.ENOENT}, false)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.ErrorContains(t, err, "/work")
 }

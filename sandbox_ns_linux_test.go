@@ -388,6 +388,33 @@ func TestLinuxNamespaceQuotaFullFailsClosed(t *testing.T) {
 	}
 }
 
+const lxMountNamespaceRefusedEnv = "SANDBOXEXEC_TEST_MNTNS_REFUSED"
+
+// A mount namespace that clone refuses at call time, after the probe found
+// it possible (a quota filled, a seccomp profile changed), fails the call
+// as a sandbox that is not available (found in review: a plain start
+// error).
+func TestLinuxMountNamespaceRefusedAtCall(t *testing.T) {
+	for _, errno := range []unix.Errno{unix.EPERM, unix.EUSERS} {
+		name := unix.ErrnoName(errno)
+		t.Run(name, func(t *testing.T) {
+			if os.Getenv(lxMountNamespaceRefusedEnv) != name {
+				fsRequireMounts(t)
+				lxRerunUnder(t, lxMountNamespaceRefusedEnv, "env", lxMountNamespaceRefusedEnv+"="+name)
+				return
+			}
+			fsRequireMounts(t) // probed, before the refusal
+			lxRefuse(t, "clone", errno, unix.CLONE_NEWNS)
+			root := t.TempDir()
+			marker := filepath.Join(root, "ran")
+			out, err := lxRun(t, lxSh(`: > "$1"`, marker), []string{root}, SandboxPolicy{DenyRead: []string{"/etc/shadow"}})
+			require.ErrorIs(t, err, ErrSandboxUnavailable, "%+v", out)
+			assert.Contains(t, err.Error(), "namespace")
+			lxRequireAbsent(t, marker)
+		})
+	}
+}
+
 // A user namespace would give the command the capabilities to set a
 // filesystem up, and an overlay's setup empties and remakes its work
 // directory, wherever that is, before any hook Landlock has: the way to
