@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -177,6 +178,53 @@ attempt("removexattr", lambda: os.removexattr(p, "user.old"))
 	}
 	assert.Equal(t, int64(946684800), now.Mtime.Sec)
 	assert.Equal(t, map[string]string{"user.new": "new"}, now.Xattrs)
+}
+
+// A root host without CAP_SYS_ADMIN (a container's root) gets the read-only
+// rest through a user namespace that maps uid and gid 0 alone: outside the
+// roots metadata is closed as elsewhere, but inside them chown to another
+// user fails with EINVAL and other users' files show as nobody (a gap
+// SECURITY.md names).
+func TestReadOnlyRestContainerRoot(t *testing.T) {
+	requireSandbox(t)
+	if os.Getenv(lxNoSysAdminEnv) == "" {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root")
+		}
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("setpriv (util-linux) is not installed")
+		}
+		lxRerunUnder(t, lxNoSysAdminEnv, "setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin")
+		return
+	}
+	require.False(t, hasSysAdmin())
+	fsRequireMounts(t)
+	mode, _ := availableMountMode(false)
+	require.Equal(t, mountsInUserNamespace, mode)
+	root, outside := lxRealDir(t), filepath.Join(lxRealDir(t), "f")
+	mine, theirs := filepath.Join(root, "mine"), filepath.Join(root, "theirs")
+	for _, f := range []string{mine, theirs, outside} {
+		roFile(t, f)
+	}
+	require.NoError(t, os.Chown(theirs, 1000, 1000))
+	was := roStatOf(t, outside)
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+mine, theirs, outside = sys.argv[1:4]
+attempt("theirs_nobody", lambda: check(0 if os.stat(theirs).st_uid == 65534 else -1))
+attempt("chown_other", lambda: os.chown(mine, 1000, 1000))
+attempt("chown_root", lambda: os.chown(mine, 0, 0))
+attempt("chmod_inside", lambda: os.chmod(mine, 0o600))
+attempt("chmod_outside", lambda: os.chmod(outside, 0o4777))
+attempt("chown_outside", lambda: os.chown(outside, 0, 0))
+`, mine, theirs, outside)
+	assert.Equal(t, "OK", res["theirs_nobody"], "%s", out.Stdout)
+	assert.Equal(t, "EINVAL", res["chown_other"])
+	assert.Equal(t, "OK", res["chown_root"])
+	assert.Equal(t, "OK", res["chmod_inside"])
+	assert.Equal(t, "EROFS", res["chmod_outside"])
+	assert.Equal(t, "EROFS", res["chown_outside"])
+	assert.Equal(t, was, roStatOf(t, outside))
+	assert.Equal(t, uint32(0), roStatOf(t, mine).UID)
 }
 
 // A mount the host makes while a call runs, outside the roots or inside
