@@ -70,11 +70,21 @@ func roChownsOthers() bool {
 }
 
 // roMount mounts and unmounts it (lazily) when the test ends, whatever
-// happens in between, so that a failure leaves no mount behind.
+// happens in between, so that a failure leaves no mount behind. The mount
+// is unmounted through a descriptor of its own root, not its path: a mount
+// that someone else stacks over a parent meanwhile would hide it.
 func roMount(t *testing.T, source, target, fstype string, flags uintptr, data string) {
 	t.Helper()
 	require.NoError(t, unix.Mount(source, target, fstype, flags, data), "mount %s", target)
-	t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
+	fd, err := unix.Open(target, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		unix.Unmount(target, unix.MNT_DETACH)
+		require.NoError(t, err, "open %s", target)
+	}
+	t.Cleanup(func() {
+		unix.Unmount(fmt.Sprintf("/proc/self/fd/%d", fd), unix.MNT_DETACH)
+		unix.Close(fd)
+	})
 }
 
 // roRemountReadOnly makes the mount at target read-only: the mount alone
@@ -289,7 +299,8 @@ attempt("outside_write", lambda: create(os.path.join(a, "below")))
 	lxRequireAbsent(t, filepath.Join(mntIn, "below"))
 
 	for _, d := range []string{mntOut, mntIn} {
-		require.NoError(t, unix.Unmount(d, 0))
+		// Lazily: roMount holds a descriptor of each.
+		require.NoError(t, unix.Unmount(d, unix.MNT_DETACH))
 	}
 	assert.FileExists(t, filepath.Join(mntIn, "below"), "the command wrote the directory below the host's mount")
 	lxRequireAbsent(t, filepath.Join(mntOut, "below"))
