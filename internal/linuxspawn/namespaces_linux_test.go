@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,6 +96,40 @@ ls -A "$2"; cat "$3"; echo end`)
 	require.True(t, state.Success(), "%s", out)
 	assert.Equal(t, "root-ok\nro-refused\noutside-refused\nend\n", out)
 	require.NoError(t, os.WriteFile(filepath.Join(ro, "host"), nil, 0o644), "the caller still writes")
+
+	// The same namespace, made once and joined by two children: each sees
+	// what a child of its own saw, in the namespace made.
+	m := *a.Mounts
+	ns, nsRoot, err := MakeMountNamespace(m)
+	require.NoError(t, err)
+	defer syscall.Close(ns)
+	defer syscall.Close(nsRoot)
+	want, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(ns))
+	require.NoError(t, err)
+	for i := 0; i < 2; i++ {
+		b := shAttr(t, a.Argv[2]+"\nreadlink /proc/self/ns/mnt")
+		b.Argv = append(b.Argv, root, outside, denyDir, denyFile)
+		b.MountNamespace = ns
+		out, state, err := run(t, b)
+		require.NoError(t, err)
+		require.True(t, state.Success(), "%s", out)
+		assert.Equal(t, "root-ok\nro-refused\noutside-refused\nend\n"+want+"\n", out)
+	}
+	// Through the root, paths are looked up in the namespace: the denied
+	// file reads empty there.
+	fd, err := syscall.Openat(nsRoot, "."+denyFile, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	buf := make([]byte, 8)
+	n, err := syscall.Read(fd, buf)
+	syscall.Close(fd)
+	require.NoError(t, err)
+	assert.Zero(t, n, "%q", buf[:n])
+	b := shAttr(t, "true")
+	b.MountNamespace, b.Mounts = ns, &m
+	_, _, err = run(t, b)
+	assert.ErrorContains(t, err, "mount namespace to join and Mounts")
+	_, _, err = MakeMountNamespace(Mounts{UserNamespace: true})
+	assert.Error(t, err)
 
 	// A target that is not what the caller found fails the Start.
 	stale := target(ro)

@@ -202,13 +202,9 @@ static int write_file(const char *path, const char *s) {
 
 int ls_setup_mounts(struct ls_req *r);
 
-// setup_network brings up the loopback interface of the child's new network
-// namespace, which has nothing else, and, with a proxy_sock, listens on
-// 127.0.0.1:proxy_port there and sends the listener to the parent, which
-// serves it from the host's namespace. It returns 0 or an errno.
-static int setup_network(struct ls_req *r) {
-	struct ifreq ifr;
-	struct sockaddr_in addr;
+// send_fd sends fd on the socket sock (SCM_RIGHTS), and returns 0 or an
+// errno.
+static int send_fd(int sock, int fd) {
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -216,6 +212,31 @@ static int setup_network(struct ls_req *r) {
 	struct msghdr msg;
 	struct iovec iov;
 	char byte = 0;
+
+	memset(&msg, 0, sizeof msg);
+	memset(&ctl, 0, sizeof ctl);
+	iov.iov_base = &byte;
+	iov.iov_len = 1;
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = ctl.buf;
+	msg.msg_controllen = sizeof ctl.buf;
+	ctl.h.cmsg_level = SOL_SOCKET;
+	ctl.h.cmsg_type = SCM_RIGHTS;
+	ctl.h.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&ctl.h), &fd, sizeof(int));
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1)
+		return errno ? errno : EIO;
+	return 0;
+}
+
+// setup_network brings up the loopback interface of the child's new network
+// namespace, which has nothing else, and, with a proxy_sock, listens on
+// 127.0.0.1:proxy_port there and sends the listener to the parent, which
+// serves it from the host's namespace. It returns 0 or an errno.
+static int setup_network(struct ls_req *r) {
+	struct ifreq ifr;
+	struct sockaddr_in addr;
 	int s, one = 1, err = 0;
 
 	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
@@ -243,20 +264,7 @@ static int setup_network(struct ls_req *r) {
 		close(s);
 		return err;
 	}
-	memset(&msg, 0, sizeof msg);
-	memset(&ctl, 0, sizeof ctl);
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = ctl.buf;
-	msg.msg_controllen = sizeof ctl.buf;
-	ctl.h.cmsg_level = SOL_SOCKET;
-	ctl.h.cmsg_type = SCM_RIGHTS;
-	ctl.h.cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(&ctl.h), &s, sizeof(int));
-	if (sendmsg(r->proxy_sock, &msg, MSG_NOSIGNAL) != 1)
-		err = errno ? errno : EIO;
+	err = send_fd(r->proxy_sock, s);
 	close(s);
 	return err;
 }
@@ -327,6 +335,8 @@ static int child_main(void *arg) {
 
 	if (r->new_mntns && (err = ls_setup_mounts(r)) != 0)
 		fail(r, LS_STAGE_MOUNT, err);
+	if (r->join_mntns >= 0 && setns(r->join_mntns, CLONE_NEWNS) < 0)
+		fail(r, LS_STAGE_MOUNT, errno);
 
 	if (r->dir != NULL && chdir(r->dir) < 0)
 		fail(r, LS_STAGE_CHDIR, errno);
@@ -540,11 +550,24 @@ static int probe_main(void *arg) {
 		fail(r, LS_STAGE_NETWORK, err);
 	if ((err = ls_setup_mounts(r)) != 0)
 		fail(r, LS_STAGE_MOUNT, err);
+	if (r->ns_sock >= 0) {
+		// The namespace, and its root, through which the parent can
+		// look at what is mounted in it.
+		const char *what[2] = {"/proc/self/ns/mnt", "/"};
+		int i, flags[2] = {O_RDONLY | O_CLOEXEC, O_PATH | O_DIRECTORY | O_CLOEXEC};
+		for (i = 0; i < 2; i++) {
+			int fd = open(what[i], flags[i]);
+			if (fd < 0 || (err = send_fd(r->ns_sock, fd)) != 0)
+				fail(r, LS_STAGE_MOUNT, fd < 0 ? errno : err);
+			close(fd);
+		}
+	}
 	_exit(0);
 }
 
 // ls_probe_mounts clones a child into the namespaces r asks for, which sets
-// up r's mounts and exits, and returns 0 when all went well, else -1 with
+// up r's mounts, sends its mount namespace and its root to r->ns_sock where
+// that is not negative, and exits; it returns 0 when all went well, else -1 with
 // r->stage and r->err set.
 int ls_probe_mounts(struct ls_req *r) {
 	int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWNS, pid, status;

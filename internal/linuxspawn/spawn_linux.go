@@ -85,6 +85,15 @@ type Attr struct {
 	// Mounts, if not nil, gives the child a mount namespace of its own
 	// (CLONE_NEWNS), set up before Dir is entered; see Mounts.
 	Mounts *Mounts
+	// MountNamespace, if above 0, is a mount namespace (a descriptor of
+	// it) made by MakeMountNamespace, which the child joins where Mounts
+	// would have made one: Mounts must be nil. It needs CAP_SYS_ADMIN.
+	MountNamespace int
+	// namespaceOnly makes the mount namespace of Mounts and returns it
+	// instead of a child, and its root in namespaceRoot (see
+	// MakeMountNamespace).
+	namespaceOnly bool
+	namespaceRoot int
 	// Network, if not nil, gives the child a network namespace of its own
 	// (CLONE_NEWNET) with only the loopback interface, up; see Network.
 	// Without CAP_SYS_ADMIN it needs Mounts with UserNamespace.
@@ -408,10 +417,30 @@ func start(a *Attr, p *pool) (pid int, err error) {
 		}
 	}
 
+	r.join_mntns = -1
+	if a.MountNamespace > 0 {
+		r.join_mntns = C.int(a.MountNamespace)
+	}
+	r.ns_sock = -1
+	nsRecv := -1
+	if a.namespaceOnly {
+		pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return 0, fmt.Errorf("linuxspawn: socketpair for the mount namespace: %w", err)
+		}
+		defer syscall.Close(pair[0])
+		defer syscall.Close(pair[1])
+		r.ns_sock = C.int(pair[1])
+		nsRecv = pair[0]
+	}
+
 	var failed C.int
-	if p != nil {
+	switch {
+	case a.namespaceOnly:
+		failed = C.ls_probe_mounts(r)
+	case p != nil:
 		failed = p.start(r)
-	} else {
+	default:
 		failed = C.ls_start(r)
 	}
 	if failed != 0 {
@@ -428,6 +457,21 @@ func start(a *Attr, p *pool) (pid int, err error) {
 			}
 		}
 		return 0, e
+	}
+	if nsRecv >= 0 {
+		// Sent by the child before it exited, which ls_probe_mounts
+		// waited for: the namespace, then its root.
+		ns, err := receiveFD(nsRecv)
+		if err != nil {
+			return 0, fmt.Errorf("linuxspawn: the mount namespace: %w", err)
+		}
+		root, err := receiveFD(nsRecv)
+		if err != nil {
+			syscall.Close(ns)
+			return 0, fmt.Errorf("linuxspawn: the mount namespace's root: %w", err)
+		}
+		a.namespaceRoot = root
+		return ns, nil
 	}
 	if a.PidFD != nil {
 		*a.PidFD = int(r.pidfd)
@@ -517,6 +561,9 @@ func check(a *Attr) error {
 	if n := a.Network; n != nil && (n.ProxyPort < 0 || n.ProxyPort > 65535) {
 		return fmt.Errorf("linuxspawn: bad proxy port %d", n.ProxyPort)
 	}
+	if a.MountNamespace > 0 && a.Mounts != nil {
+		return errors.New("linuxspawn: a mount namespace to join and Mounts of the child's own")
+	}
 	if n := a.Network; n != nil && n.Namespace > 0 && a.Mounts != nil && a.Mounts.UserNamespace {
 		return errors.New("linuxspawn: a network namespace to join needs no user namespace of the child's own")
 	}
@@ -564,6 +611,25 @@ func boolInt(b bool) C.int {
 	return 0
 }
 
+// MakeMountNamespace makes the mount namespace Start would give a child
+// with m, in a child that sets it up and exits, and returns descriptors
+// (close-on-exec) of it, for Attr.MountNamespace, and of its root (O_PATH),
+// through which paths can be looked up in it. What is mounted in it stays
+// as it was made: the host's later mounts do not reach it. m.UserNamespace
+// is refused: a namespace owned by a user namespace of its own cannot be
+// joined without entering that too.
+func MakeMountNamespace(m Mounts) (ns, root int, err error) {
+	if m.UserNamespace {
+		return -1, -1, errors.New("linuxspawn: MakeMountNamespace with a user namespace")
+	}
+	a := &Attr{Path: "/", Stdio: [3]int{-1, -1, -1}, CgroupProcsFD: -1, LandlockRulesetFD: -1,
+		Mounts: &m, namespaceOnly: true}
+	if ns, err = start(a, nil); err != nil {
+		return -1, -1, err
+	}
+	return ns, a.namespaceRoot, nil
+}
+
 // ProbeMounts reports whether this process can give a child a mount
 // namespace set up as m asks (m's targets are left out, but a ReadOnlyRest
 // with no Writable, and the tmpfs that denied paths are covered from, are
@@ -594,6 +660,7 @@ func ProbeNamespaces(m Mounts, network bool) error {
 	r.read_only_rest = 1
 	r.probe_tmpfs = 1
 	r.proxy_sock = -1
+	r.ns_sock = -1
 	r.new_netns = boolInt(network)
 	if m.UserNamespace {
 		uid, gid := C.CString(idMapLine(m.UID, m.UID)), C.CString(idMapLine(m.GID, m.GID))

@@ -74,6 +74,8 @@ struct ls_req {
 	int proxy_sock; // the listener is sent there (SCM_RIGHTS); negative: none
 	int join_netns; // a network namespace to setns into instead; negative: none
 	int new_mntns;
+	int join_mntns; // a mount namespace to setns into instead; negative: none
+	int ns_sock;    // ls_probe_mounts sends its mount namespace there; negative: none
 	int read_only_rest; // every mount read-only but the LS_MOUNT_WRITABLE targets
 	int *trees;         // with read_only_rest: room for nmounts[LS_MOUNT_WRITABLE] descriptors
 	int probe_tmpfs;    // make the denied paths' tmpfs even without any
