@@ -279,6 +279,12 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 			}
 		}
 	}
+	if m := attr.Mounts; m != nil {
+		if shared := mountNamespaces.get(m); shared != nil {
+			defer mountNamespaces.release(shared)
+			attr.Mounts, attr.MountNamespace = nil, shared.fd
+		}
+	}
 	if attr.Mounts != nil && r.bpf != nil {
 		attr.SeccompFilter, attr.SeccompTailFilter = r.bpfHead, r.bpfTail
 	}

@@ -1,0 +1,251 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/sandboxexec/internal/linuxspawn"
+)
+
+// A call's mount namespace is made once per set of mounts and joined by
+// later calls that ask for the same: making one (a copy of every host
+// mount, the set-up, the seccomp filter the set-up needs out of the way,
+// and the teardown when its last process exits) costs more than the rest
+// of the sandbox. Nothing inside can change it (no command holds
+// CAP_SYS_ADMIN, and seccomp refuses the mount calls). A namespace is
+// dropped as soon as the host's own mounts change (/proc/self/mountinfo
+// polls readable), when what a path it mounted on holds in it is no
+// longer what it mounted (the host unlinked or replaced that path, which
+// takes the mount with it), and after c.idle unused: a kept
+// namespace holds each file system of the host that it copied. Only
+// namespaces made directly (CAP_SYS_ADMIN) are kept: one inside a user
+// namespace cannot be joined alone. See docs/linux.md.
+var mountNamespaces = &mountNamespaceCache{entries: map[string]*sharedMountNamespace{}, idle: 10 * time.Second}
+
+const mountNamespaceMax = 16
+
+type mountNamespaceCache struct {
+	mu       sync.Mutex
+	entries  map[string]*sharedMountNamespace
+	mounts   int           // /proc/self/mountinfo, polled for a change; 0 before the first use
+	watching bool          // watch runs
+	idle     time.Duration // how long a namespace is kept unused
+	made     int           // namespaces made, for tests
+}
+
+type sharedMountNamespace struct {
+	key     string
+	fd      int // the namespace
+	root    int // its root (O_PATH)
+	targets []seenTarget
+	refs    int
+	used    time.Time
+	dropped bool
+}
+
+// seenTarget is a path the namespace mounted on and what it held in the
+// namespace once made: the mount and the file.
+type seenTarget struct {
+	path            string
+	mount, dev, ino uint64
+}
+
+// get returns the namespace for m, made now if no kept one is still good,
+// or nil where none can be kept: the caller then has the child make its
+// own, which reports any error. Each namespace get returns is released.
+func (c *mountNamespaceCache) get(m *linuxspawn.Mounts) *sharedMountNamespace {
+	if m.UserNamespace {
+		return nil
+	}
+	key := mountNamespaceKey(m)
+	c.mu.Lock()
+	if c.mounts == 0 {
+		fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			c.mu.Unlock()
+			return nil // asked again by the next call
+		}
+		c.mounts = fd
+	}
+	if c.hostChanged(0) {
+		c.dropAll()
+	}
+	if e := c.entries[key]; e != nil {
+		if e.current() {
+			e.refs++
+			e.used = time.Now()
+			c.mu.Unlock()
+			return e
+		}
+		c.drop(e)
+	}
+	c.mu.Unlock()
+
+	e := makeSharedMountNamespace(key, m)
+	if e == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.entries[key]; old != nil {
+		c.drop(old)
+	}
+	for len(c.entries) >= mountNamespaceMax {
+		c.dropOldest()
+	}
+	e.refs, e.used = 1, time.Now()
+	c.entries[key] = e
+	c.made++
+	if !c.watching {
+		c.watching = true
+		go c.watch()
+	}
+	return e
+}
+
+// release gives back a namespace get returned, once the child has joined
+// it (or failed to).
+func (c *mountNamespaceCache) release(e *sharedMountNamespace) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.refs--
+	if e.dropped && e.refs == 0 {
+		e.close()
+	}
+}
+
+// watch drops every namespace when the host's mounts change, and those
+// left unused for c.idle, while any is kept.
+func (c *mountNamespaceCache) watch() {
+	c.mu.Lock()
+	idle := c.idle
+	c.mu.Unlock()
+	for {
+		changed := c.hostChanged(int(idle / 4 / time.Millisecond))
+		c.mu.Lock()
+		idle = c.idle
+		if changed {
+			c.dropAll()
+		}
+		for _, e := range c.entries {
+			if e.refs == 0 && time.Since(e.used) >= idle {
+				c.drop(e)
+			}
+		}
+		if len(c.entries) == 0 {
+			c.watching = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+	}
+}
+
+// hostChanged says the host's mount table changed since the last look,
+// waiting up to timeout milliseconds for it: poll reports each change
+// once.
+func (c *mountNamespaceCache) hostChanged(timeout int) bool {
+	fds := []unix.PollFd{{Fd: int32(c.mounts), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, timeout)
+	return err == nil && n > 0
+}
+
+func (c *mountNamespaceCache) dropAll() {
+	for _, e := range c.entries {
+		c.drop(e)
+	}
+}
+
+func (c *mountNamespaceCache) drop(e *sharedMountNamespace) {
+	delete(c.entries, e.key)
+	e.dropped = true
+	if e.refs == 0 {
+		e.close()
+	}
+}
+
+func (c *mountNamespaceCache) dropOldest() {
+	var oldest *sharedMountNamespace
+	for _, e := range c.entries {
+		if oldest == nil || e.used.Before(oldest.used) {
+			oldest = e
+		}
+	}
+	c.drop(oldest)
+}
+
+// current says each target still holds, in the namespace, the mount and
+// file it held when the namespace was made. A mount sits on a directory
+// entry of the host's file system: the host unlinking that entry (or
+// renaming another over it) takes the mount away in every namespace, and
+// the path then shows the file system below, or whatever replaced it.
+func (e *sharedMountNamespace) current() bool {
+	for _, t := range e.targets {
+		if seen, ok := lookIn(e.root, t.path); !ok || seen != t {
+			return false
+		}
+	}
+	return true
+}
+
+// lookIn is what path holds in the namespace whose root is root.
+func lookIn(root int, path string) (seenTarget, bool) {
+	var st unix.Statx_t
+	err := unix.Statx(root, "."+path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_INO|unix.STATX_MNT_ID, &st)
+	if err != nil || st.Mask&unix.STATX_MNT_ID == 0 {
+		return seenTarget{}, false
+	}
+	return seenTarget{path, st.Mnt_id, unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino}, true
+}
+
+// close lets the namespace go; its teardown (every mount of it, unmounted)
+// is left to another goroutine.
+func (e *sharedMountNamespace) close() {
+	go func() {
+		unix.Close(e.root)
+		unix.Close(e.fd)
+	}()
+}
+
+// makeSharedMountNamespace makes the namespace and records what each
+// target holds in it.
+func makeSharedMountNamespace(key string, m *linuxspawn.Mounts) *sharedMountNamespace {
+	fd, root, err := linuxspawn.MakeMountNamespace(*m)
+	if err != nil {
+		return nil
+	}
+	e := &sharedMountNamespace{key: key, fd: fd, root: root}
+	for _, ts := range [][]linuxspawn.Target{m.Writable, m.ReadOnly, m.DenyDirs, m.DenyFiles} {
+		for _, t := range ts {
+			seen, ok := lookIn(root, t.Path)
+			if !ok {
+				e.close()
+				return nil
+			}
+			e.targets = append(e.targets, seen)
+		}
+	}
+	return e
+}
+
+// mountNamespaceKey names the mounts m asks for, each target by its path
+// and the identity the call found there.
+func mountNamespaceKey(m *linuxspawn.Mounts) string {
+	var b strings.Builder
+	if m.ReadOnlyRest {
+		b.WriteString("rest")
+	}
+	for kind, ts := range [][]linuxspawn.Target{m.Writable, m.ReadOnly, m.DenyDirs, m.DenyFiles} {
+		b.WriteString("\x00\x00" + strconv.Itoa(kind))
+		for _, t := range ts {
+			b.WriteString("\x00" + t.Path + "\x00" + strconv.FormatUint(t.Dev, 16) + ":" + strconv.FormatUint(t.Ino, 16))
+		}
+	}
+	return b.String()
+}

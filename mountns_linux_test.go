@@ -1,0 +1,139 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+// The mount namespaces kept for later calls (mountns_linux.go): joined
+// while they hold what a call would make, dropped when they may not.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func mnsRequireKept(t *testing.T) {
+	t.Helper()
+	fsRequireMounts(t)
+	if !hostHasSysAdmin() {
+		t.Skip("namespaces are kept only where the host makes them itself (CAP_SYS_ADMIN)")
+	}
+}
+
+// mnsRun runs script sandboxed and returns its output, and how many
+// namespaces were made for it (a namespace's number in /proc/self/ns is
+// no sign: the number of one dropped is given to the next).
+func mnsRun(t *testing.T, roots []string, policy SandboxPolicy, script string, args ...string) (out string, made int) {
+	t.Helper()
+	mountNamespaces.mu.Lock()
+	before := mountNamespaces.made
+	mountNamespaces.mu.Unlock()
+	o, err := lxRun(t, lxSh(script, args...), roots, policy)
+	lxDeniedOrNil(t, o, err)
+	mountNamespaces.mu.Lock()
+	defer mountNamespaces.mu.Unlock()
+	return o.Stdout, mountNamespaces.made - before
+}
+
+func TestMountNamespaceKept(t *testing.T) {
+	mnsRequireKept(t)
+	root, secret := lxRealDir(t), lxRealDir(t)
+	mnsRun(t, []string{root}, SandboxPolicy{}, "true")
+	_, made := mnsRun(t, []string{root}, SandboxPolicy{}, "true")
+	assert.Zero(t, made, "a second call with the same mounts joins the first's namespace")
+	out, _ := mnsRun(t, []string{root}, SandboxPolicy{}, `readlink /proc/self/ns/mnt`)
+	host, err := os.Readlink("/proc/self/ns/mnt")
+	require.NoError(t, err)
+	assert.NotEqual(t, host+"\n", out)
+	_, made = mnsRun(t, []string{root}, SandboxPolicy{DenyRead: []string{secret}}, "true")
+	assert.Equal(t, 1, made, "other mounts, another namespace")
+}
+
+// A mount the host makes after a namespace was kept is in the next call's:
+// the change of the host's mount table drops the kept one.
+func TestMountNamespaceHostMountSeen(t *testing.T) {
+	mnsRequireKept(t)
+	root := lxRealDir(t)
+	sub := filepath.Join(root, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	mnsRun(t, []string{root}, SandboxPolicy{}, "true")
+	require.NoError(t, unix.Mount("sandboxexec-test", sub, "tmpfs", 0, "size=64k"))
+	t.Cleanup(func() { unix.Unmount(sub, unix.MNT_DETACH) })
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "marker"), []byte("mounted\n"), 0o644))
+	out, made := mnsRun(t, []string{root}, SandboxPolicy{}, `cat "$1/marker" && echo new > "$1/new"`, sub)
+	assert.Equal(t, "mounted\n", out)
+	assert.Equal(t, 1, made)
+	got, err := os.ReadFile(filepath.Join(sub, "new"))
+	require.NoError(t, err, "the command wrote into the host's new mount")
+	assert.Equal(t, "new\n", string(got))
+}
+
+// A denied file the host unlinks and links again (the same file, a new
+// directory entry) takes its cover away in a kept namespace: the next call
+// gets a namespace whose cover is on the new entry.
+func TestMountNamespaceTargetRelinked(t *testing.T) {
+	mnsRequireKept(t)
+	root, dir := lxRealDir(t), lxRealDir(t)
+	secret, other := filepath.Join(dir, "token"), filepath.Join(dir, "other")
+	require.NoError(t, os.WriteFile(secret, []byte("SECRET"), 0o644))
+	policy := SandboxPolicy{DenyRead: []string{secret}}
+	out, _ := mnsRun(t, []string{root}, policy, `cat "$1"`, secret)
+	assert.Empty(t, out)
+	require.NoError(t, os.Link(secret, other))
+	require.NoError(t, os.Remove(secret))
+	require.NoError(t, os.Link(other, secret))
+	require.NoError(t, os.Remove(other))
+	out, made := mnsRun(t, []string{root}, policy, `cat "$1"`, secret)
+	assert.Empty(t, out, "the relinked file is covered")
+	assert.Equal(t, 1, made)
+}
+
+// Kept namespaces go once unused for a while (c.idle), descriptors and
+// the goroutine that watches them included.
+func TestMountNamespaceIdleDropped(t *testing.T) {
+	mnsRequireKept(t)
+	c := mountNamespaces
+	c.mu.Lock()
+	old := c.idle
+	c.idle = 100 * time.Millisecond
+	c.mu.Unlock()
+	t.Cleanup(func() {
+		c.mu.Lock()
+		c.idle = old
+		c.mu.Unlock()
+	})
+	mnsRun(t, []string{lxRealDir(t)}, SandboxPolicy{}, "true")
+	kept := func() (n int, fds int) {
+		mountNamespaces.mu.Lock()
+		n = len(mountNamespaces.entries)
+		mountNamespaces.mu.Unlock()
+		ents, err := os.ReadDir("/proc/self/fd")
+		require.NoError(t, err)
+		for _, e := range ents {
+			if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "mnt:") {
+				fds++
+			}
+		}
+		return n, fds
+	}
+	n, fds := kept()
+	require.Positive(t, n)
+	require.Positive(t, fds)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if n, fds = kept(); n == 0 && fds == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.Zero(t, n, "namespaces kept")
+	assert.Zero(t, fds, "namespace descriptors open")
+	mountNamespaces.mu.Lock()
+	assert.False(t, mountNamespaces.watching)
+	mountNamespaces.mu.Unlock()
+}
