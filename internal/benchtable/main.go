@@ -220,12 +220,18 @@ func run(cfg config) (missed bool, err error) {
 	none := simple("SandboxNone", func() error { return call(trueCmd, sandboxexec.SandboxNone, nil) })
 	small := simple("SandboxLinuxSeccomp (zero policy, 1 root)", sandboxed)
 	small.skip = noSandbox
+	// What the zero policy adds to FullDiskWriteAccess: the mount namespace
+	// (the read-only view of the host) and the private TMPDIR.
+	fullDisk := simple("SandboxLinuxSeccomp, FullDiskWriteAccess (no mount namespace)", func() error {
+		return call(trueCmd, sandboxexec.SandboxLinuxSeccomp, roots, sandboxexec.SandboxPolicy{FullDiskWriteAccess: true})
+	})
+	fullDisk.skip = noSandbox
 	gitRoot, err := os.MkdirTemp("", "benchtable-git-")
 	if err != nil {
 		return false, err
 	}
 	defer os.RemoveAll(gitRoot)
-	git := simple("SandboxLinuxSeccomp, root with .git (mount namespace)", func() error { return sandboxedTrue([]string{gitRoot}) })
+	git := simple("SandboxLinuxSeccomp, root with .git (read-only bind)", func() error { return sandboxedTrue([]string{gitRoot}) })
 	git.skip = noSandbox
 	if git.skip == "" {
 		git.skip = makeGitRoot(gitRoot)
@@ -267,7 +273,7 @@ func run(cfg config) (missed bool, err error) {
 	if s := sandboxexec.ProbeSandbox(); domains.skip == "" && !s.NetworkNamespace {
 		domains.skip = "this host cannot make network namespaces"
 	}
-	spawn := []*row{bare, none, small, git, domains, bwrap, large}
+	spawn := []*row{bare, none, small, fullDisk, git, domains, bwrap, large}
 
 	// Capture rows.
 	size := strconv.FormatInt(cfg.captureBytes, 10)
@@ -486,6 +492,8 @@ func run(cfg config) (missed bool, err error) {
 	}
 	check("SandboxNone / bare os/exec", none.median()/bare.median(), "<=", 1.10, "", none, bare)
 	check("sandboxed / bare os/exec", small.median()/bare.median(), "<=", 1.10, "", small, bare)
+	context("zero policy / FullDiskWriteAccess, sandboxed", small.median()/fullDisk.median(),
+		"the read-only view of the host and the private TMPDIR", small, fullDisk)
 	check("root with .git / zero policy, sandboxed", git.median()/small.median(), "<=", 1.2, "", git, small)
 	check("AllowedDomains / zero policy, sandboxed", domains.median()/small.median(), "<=", 1.3, "", domains, small)
 	check("sandboxed / bubblewrap", small.median()/bwrap.median(), "<=", 0.4, "", small, bwrap)
@@ -524,8 +532,8 @@ func rotate(rows []*row, k int) []*row {
 }
 
 // call runs cmd once and fails on any error or a non-zero exit.
-func call(cmd []string, st sandboxexec.SandboxType, roots []string) error {
-	_, err := callOutput(sandboxexec.ExecParams{Command: cmd}, st, roots)
+func call(cmd []string, st sandboxexec.SandboxType, roots []string, policy ...sandboxexec.SandboxPolicy) error {
+	_, err := callOutput(sandboxexec.ExecParams{Command: cmd}, st, roots, policy...)
 	return err
 }
 
@@ -533,8 +541,12 @@ func call(cmd []string, st sandboxexec.SandboxType, roots []string) error {
 // take more than 10 s on a slow or loaded machine.
 var captureTimeoutMs uint64 = 300_000
 
-func callOutput(p sandboxexec.ExecParams, st sandboxexec.SandboxType, roots []string) (sandboxexec.ExecToolCallOutput, error) {
-	out, err := sandboxexec.ProcessExecToolCall(context.Background(), p, st, roots, sandboxexec.SandboxPolicy{})
+func callOutput(p sandboxexec.ExecParams, st sandboxexec.SandboxType, roots []string, policy ...sandboxexec.SandboxPolicy) (sandboxexec.ExecToolCallOutput, error) {
+	var pol sandboxexec.SandboxPolicy
+	if len(policy) > 0 {
+		pol = policy[0]
+	}
+	out, err := sandboxexec.ProcessExecToolCall(context.Background(), p, st, roots, pol)
 	if err == nil && out.ExitCode != 0 {
 		err = fmt.Errorf("%v: exit %d: %s", p.Command, out.ExitCode, out.Stderr)
 	}
