@@ -25,7 +25,7 @@ import (
 // takes the mount with it), and after c.idle unused: a kept
 // namespace holds each file system of the host that it copied. Only
 // namespaces made directly (CAP_SYS_ADMIN) are kept: one inside a user
-// namespace cannot be joined alone. See docs/linux.md.
+// namespace cannot be joined alone. See docs/filesystem-policy.md.
 var mountNamespaces = &mountNamespaceCache{entries: map[string]*sharedMountNamespace{}, idle: 10 * time.Second}
 
 const mountNamespaceMax = 16
