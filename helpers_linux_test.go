@@ -392,3 +392,23 @@ func lxRequireFeature(t *testing.T, have bool, what string) {
 		t.Skipf("this host cannot make %s", what)
 	}
 }
+
+const lxNoSysAdminEnv = "SANDBOXEXEC_TEST_NO_SYS_ADMIN"
+
+// lxRerunWithoutSysAdmin re-runs the test as root without CAP_SYS_ADMIN (a
+// container's root, usually) and returns false; in that re-run it returns
+// true, and the test goes on there.
+func lxRerunWithoutSysAdmin(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(lxNoSysAdminEnv) != "" {
+		return true
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) is not installed")
+	}
+	lxRerunUnder(t, lxNoSysAdminEnv, "setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin")
+	return false
+}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -197,14 +196,7 @@ attempt("removexattr", lambda: os.removexattr(p, "user.old"))
 // SECURITY.md names).
 func TestReadOnlyRestContainerRoot(t *testing.T) {
 	requireSandbox(t)
-	if os.Getenv(lxNoSysAdminEnv) == "" {
-		if os.Geteuid() != 0 {
-			t.Skip("needs root")
-		}
-		if _, err := exec.LookPath("setpriv"); err != nil {
-			t.Skip("setpriv (util-linux) is not installed")
-		}
-		lxRerunUnder(t, lxNoSysAdminEnv, "setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin")
+	if !lxRerunWithoutSysAdmin(t) {
 		return
 	}
 	require.False(t, hasSysAdmin())

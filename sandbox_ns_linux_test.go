@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -288,21 +287,12 @@ attempt("mq_open", lambda: check(libc.mq_open(sys.argv[3].encode(), os.O_CREAT |
 	}
 }
 
-const lxNoSysAdminEnv = "SANDBOXEXEC_TEST_NO_SYS_ADMIN"
-
 // Root without CAP_SYS_ADMIN (a container's root, usually) gets no
 // namespaces: the probe says so before the first call, and calls run without
 // them.
 func TestLinuxRootWithoutSysAdmin(t *testing.T) {
 	requireSandbox(t)
-	if os.Getenv(lxNoSysAdminEnv) == "" {
-		if os.Geteuid() != 0 {
-			t.Skip("needs root")
-		}
-		if _, err := exec.LookPath("setpriv"); err != nil {
-			t.Skip("setpriv (util-linux) is not installed")
-		}
-		lxRerunUnder(t, lxNoSysAdminEnv, "setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin")
+	if !lxRerunWithoutSysAdmin(t) {
 		return
 	}
 	require.Equal(t, 0, os.Geteuid())
