@@ -91,10 +91,10 @@ func probeMountMode(mode mountMode, network bool) error {
 //   - and, without FullDiskWriteAccess or / among the roots, to make every
 //     mount but the writable roots read-only: a root command keeps
 //     CAP_CHOWN and CAP_FOWNER, and Landlock has no right for metadata
-//     (chmod, chown, utimes, xattrs). A root host that cannot make one fails closed too,
-//     unless BestEffort; a host user's command goes without where user
-//     namespaces are refused (it can change the metadata of that user's
-//     files alone).
+//     (chmod, chown, utimes, xattrs). A root host that cannot make one
+//     fails closed too, unless BestEffort; a host user's command goes
+//     without where user namespaces are refused (it can change the
+//     metadata of that user's files alone).
 //   - and with AllowedDomains, which needs a network namespace, made
 //     through a user namespace where the host has no CAP_SYS_ADMIN: that
 //     fails closed, BestEffort or not.

@@ -317,7 +317,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		if group != nil {
 			group.Remove()
 		}
-		return nil, spawnError(req, err, attr.Mounts != nil || attr.Network != nil)
+		return nil, spawnError(req, err, attr.Mounts != nil || attr.MountNamespace > 0 || attr.Network != nil)
 	}
 	if proxy != nil {
 		spare.listener = -1 // serveProxy's now
