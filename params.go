@@ -320,34 +320,17 @@ type config struct {
 // WithStdin gives the command r as its standard input. Without it, stdin is
 // the null device, never the host's stdin.
 //
-// An *os.File f is handed to the child as it is, as os/exec does, except in
-// a sandbox, which checks files when they are opened, not when they are
-// written to: there the command gets f itself only where it can only read
-// it: open for reading only, and neither a socket, nor a pseudo-terminal's
-// master (whose ioctls signal the terminal's processes), nor, on Linux, a
-// file without a path the sandbox checks (an anonymous pipe, a memfd),
-// which it could open anew for writing through /proc/self/fd/0. On Linux, a
-// file, named FIFO, block device or terminal open for reading and writing
-// is opened anew for reading only (at the same offset, which f takes over
-// once the command has ended). Anything else (a socket, a file without a
-// path, a file open for writing only, a pseudo-terminal's master, and on
-// macOS any character device and any file open for writing) is copied
-// through a pipe while the call lasts, and nothing is read from it once the
-// call is over, with one exception: the read of a terminal, an eventfd or
-// the like cannot be made not to block, so where another reader (the host)
-// takes the input the copy was about to read, the copy's read waits for
-// more, the call waits 100 ms for it at most, and what it reads after that
-// is dropped.
-//
-// Any other reader is copied into a pipe by a goroutine, which stops at EOF
-// or an error from r, or at its first write once the command is gone. The
-// call does not wait for it: a Read that is blocked when the call returns
-// keeps the goroutine, and r, until it returns, and what it reads then is
-// dropped. Close r (or give an *os.File) where that matters. A Read that
-// panics ends the input (the command reads EOF), and the panic is raised
-// again in the caller once the command has ended and been reaped, as a live
-// writer's is; after the call has returned, it can only crash the program,
-// as with os/exec.
+// An *os.File is handed over as it is without a sandbox, as os/exec does.
+// In one, the command gets the host's file only where it can only read it
+// and change nothing of it: on Linux it is opened anew for reading only
+// (through a read-only mount of its own where the host's other mounts are
+// read-only to the command, so /proc/self/fd/0 then reads "/"), at the same
+// offset, which the file takes back once the command has ended; a socket, a
+// pipe, a pseudo-terminal's master or a file open for writing only is
+// copied through a pipe while the call lasts. Any other reader is copied by
+// a goroutine that the call does not wait for: close r where a blocked Read
+// matters. A Read that panics ends the input, and the panic is raised again
+// in the caller once the command has ended. See docs/semantics.md.
 func WithStdin(r io.Reader) Option {
 	return func(c *config) { c.stdin = r }
 }

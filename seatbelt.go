@@ -283,19 +283,11 @@ func seatbeltPrefix(writableRoots []string, policy SandboxPolicy, proxyPort int)
 // compiled on every platform; running its result needs macOS.
 //
 // The filesystem policy holds under FullDiskWriteAccess and NetworkAccess
-// too. Each existing ReadOnlySubpaths entry of each root (and the git
-// directory a ".git" file names) gets a rule that denies every kind of
-// write in it and of it: -DREAD_ONLY_DIR_<i> for a directory, matched as a
-// subpath, -DREAD_ONLY_FILE_<i> for a file, matched literally. Each
-// existing DenyRead path gets one that denies reading, listing, running and
-// writing: -DDENY_READ_DIR_<i> or -DDENY_READ_FILE_<i>. Unlike Linux, where
-// a denied directory reads as empty, Seatbelt refuses every access there
-// with EPERM, the path itself included (stat, ls, cat, exec); its name stays
-// visible in its parent's listing. Every directory above a protected or
-// denied path is passed as -DPINNED_DIR_<i> and may not be renamed or
-// removed, since the rules follow paths, not files. Where a path has a
-// second name under /System/Volumes/Data, that name gets the same rule.
-// A hard link made before the call reaches the file under its other name.
+// too: each existing ReadOnlySubpaths entry (and a worktree's gitdir) gets
+// a rule that denies writes in it and of it, each existing DenyRead path one
+// that denies every access (EPERM, not the empty view Linux gives), and the
+// directories above them may not be renamed, since the rules follow paths.
+// See docs/macos.md for the parameters.
 //
 // AllowedDomains needs the proxy that ProcessExecToolCall runs for each
 // call, which an argv cannot carry: CreateSeatbeltCommand refuses a policy

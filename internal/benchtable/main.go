@@ -314,7 +314,7 @@ func run(cfg config) (missed bool, err error) {
 
 	// Network rows: a download over loopback from a server in this
 	// process, straight (NetworkAccess) and through the call's proxy.
-	var direct, proxied *row
+	var direct, relayed, proxied *row
 	var downloadLabel string
 	{
 		d, stop, err := startDownloadServer(cfg.downloadBytes)
@@ -330,8 +330,17 @@ func run(cfg config) (missed bool, err error) {
 			return callPolicy(downloadCommand("http://localhost:"+d+"/"), roots, sandboxexec.SandboxPolicy{AllowedDomains: []string{"localhost"}})
 		})
 		direct.skip, proxied.skip = noSandbox, domains.skip
+		r, stopRelay, err := startRelay(d)
+		if err != nil {
+			return false, err
+		}
+		defer stopRelay()
+		relayed = simple("download "+downloadLabel+", NetworkAccess through a bare TCP relay", func() error {
+			return callPolicy(downloadCommand("http://127.0.0.1:"+r+"/"), roots, sandboxexec.SandboxPolicy{NetworkAccess: true})
+		})
+		relayed.skip = noSandbox
 	}
-	network := []*row{direct, proxied}
+	network := []*row{direct, relayed, proxied}
 
 	all := append(append(append(append([]*row{}, spawn...), capture...), concRows...), network...)
 	fmt.Printf("run: %d rounds after one warm-up round; each round runs every row once, in a rotating order\n", cfg.rounds)
@@ -510,6 +519,8 @@ func run(cfg config) (missed bool, err error) {
 	check("sandboxed 8 in flight / 1 in flight, calls/s", conc1.median()/conc8.median(), ">=", bare1.median()/bare8.median(),
 		"bare os/exec's own 8 / 1 in flight", conc1, conc8, bare1, bare8)
 	check("download through the proxy / straight, MB/s", direct.median()/proxied.median(), ">=", 0.8, "", direct, proxied)
+	context("download through the proxy / a bare relay", relayed.median()/proxied.median(),
+		fmt.Sprintf("a relay that only splices: %.3f / straight", direct.median()/relayed.median()), proxied, relayed, direct)
 	return missed, nil
 }
 
@@ -578,6 +589,38 @@ func callPolicy(cmd, roots []string, policy sandboxexec.SandboxPolicy) error {
 		err = fmt.Errorf("%v: exit %d: %s", cmd, out.ExitCode, out.Stderr)
 	}
 	return err
+}
+
+// startRelay listens on 127.0.0.1 and relays each connection to port, both
+// ways, as the least any proxy does: a second pass over loopback, spliced
+// (io.Copy between TCP connections), with nothing parsed or checked.
+func startRelay(port string) (relayPort string, stop func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				d, err := net.Dial("tcp", "127.0.0.1:"+port)
+				if err != nil {
+					return
+				}
+				defer d.Close()
+				go func() {
+					io.Copy(d, c)
+					d.(*net.TCPConn).CloseWrite()
+				}()
+				io.Copy(c, d)
+			}()
+		}
+	}()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), func() { l.Close() }, nil
 }
 
 // startDownloadServer serves n bytes on 127.0.0.1 and returns its port.
