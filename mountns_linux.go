@@ -133,11 +133,7 @@ func (c *mountNamespaceCache) watch() {
 		if changed {
 			c.dropAll()
 		}
-		for _, e := range c.entries {
-			if e.refs == 0 && time.Since(e.used) >= idle {
-				c.drop(e)
-			}
-		}
+		c.dropUnused(idle)
 		if len(c.entries) == 0 {
 			c.watching = false
 			c.mu.Unlock()
@@ -154,6 +150,16 @@ func (c *mountNamespaceCache) hostChanged(timeout int) bool {
 	fds := []unix.PollFd{{Fd: int32(c.mounts), Events: unix.POLLPRI}}
 	n, err := unix.Poll(fds, timeout)
 	return err == nil && n > 0
+}
+
+// dropUnused drops the namespaces no call holds that were last used at
+// least idle ago; the caller holds c.mu.
+func (c *mountNamespaceCache) dropUnused(idle time.Duration) {
+	for _, e := range c.entries {
+		if e.refs == 0 && time.Since(e.used) >= idle {
+			c.drop(e)
+		}
+	}
 }
 
 func (c *mountNamespaceCache) dropAll() {

@@ -112,14 +112,7 @@ func TestMountNamespaceIdleDropped(t *testing.T) {
 		mountNamespaces.mu.Lock()
 		n = len(mountNamespaces.entries)
 		mountNamespaces.mu.Unlock()
-		ents, err := os.ReadDir("/proc/self/fd")
-		require.NoError(t, err)
-		for _, e := range ents {
-			if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "mnt:") {
-				fds++
-			}
-		}
-		return n, fds
+		return n, mnsOpen(t)
 	}
 	n, fds := kept()
 	require.Positive(t, n)
@@ -136,4 +129,36 @@ func TestMountNamespaceIdleDropped(t *testing.T) {
 	mountNamespaces.mu.Lock()
 	assert.False(t, mountNamespaces.watching)
 	mountNamespaces.mu.Unlock()
+}
+
+// mnsDropKept drops every kept namespace no call holds, and waits until
+// their descriptors are closed and the goroutine that watches them is gone:
+// for tests that compare descriptors and goroutines with a baseline.
+func mnsDropKept(t *testing.T) {
+	t.Helper()
+	c := mountNamespaces
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		c.dropUnused(0)
+		n, watching := len(c.entries), c.watching
+		c.mu.Unlock()
+		if n == 0 && !watching && mnsOpen(t) == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// mnsOpen counts this process's descriptors of mount namespaces.
+func mnsOpen(t *testing.T) (n int) {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "mnt:") {
+			n++
+		}
+	}
+	return n
 }
