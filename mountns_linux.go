@@ -30,6 +30,10 @@ var mountNamespaces = &mountNamespaceCache{entries: map[string]*sharedMountNames
 
 const mountNamespaceMax = 16
 
+// mountNamespaceMadeHook, when not nil, runs after a namespace is made and
+// before it is kept (tests change the host's mounts there).
+var mountNamespaceMadeHook func()
+
 type mountNamespaceCache struct {
 	mu       sync.Mutex
 	entries  map[string]*sharedMountNamespace
@@ -37,6 +41,9 @@ type mountNamespaceCache struct {
 	watching bool          // watch runs
 	idle     time.Duration // how long a namespace is kept unused
 	made     int           // namespaces made, for tests
+	// dropped counts the times every namespace was dropped: one made
+	// across such a time may lack what the host mounted, and is not kept.
+	dropped int
 }
 
 type sharedMountNamespace struct {
@@ -85,23 +92,36 @@ func (c *mountNamespaceCache) get(m *linuxspawn.Mounts) *sharedMountNamespace {
 		}
 		c.drop(e)
 	}
+	dropped := c.dropped
 	c.mu.Unlock()
 
 	e := makeSharedMountNamespace(key, m)
 	if e == nil {
 		return nil
 	}
+	if mountNamespaceMadeHook != nil {
+		mountNamespaceMadeHook()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.hostChanged(0) {
+		c.dropAll()
+	}
+	e.refs, e.used = 1, time.Now()
+	c.made++
+	if c.dropped != dropped {
+		// Made from a mount table the host has changed since: this call
+		// may have it (it started before the change), no later one.
+		e.dropped = true
+		return e
+	}
 	if old := c.entries[key]; old != nil {
 		c.drop(old)
 	}
 	for len(c.entries) >= mountNamespaceMax {
 		c.dropOldest()
 	}
-	e.refs, e.used = 1, time.Now()
 	c.entries[key] = e
-	c.made++
 	if !c.watching {
 		c.watching = true
 		go c.watch()
@@ -163,6 +183,7 @@ func (c *mountNamespaceCache) dropUnused(idle time.Duration) {
 }
 
 func (c *mountNamespaceCache) dropAll() {
+	c.dropped++
 	for _, e := range c.entries {
 		c.drop(e)
 	}

@@ -73,6 +73,29 @@ func TestMountNamespaceHostMountSeen(t *testing.T) {
 	assert.Equal(t, "new\n", string(got))
 }
 
+// A namespace made while the host changes its mounts serves the call that
+// made it, and is not kept: the next call makes one with the new mount.
+func TestMountNamespaceHostMountWhileMade(t *testing.T) {
+	mnsRequireKept(t)
+	root := lxRealDir(t)
+	sub := filepath.Join(root, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	mountNamespaceMadeHook = func() {
+		mountNamespaceMadeHook = nil
+		require.NoError(t, unix.Mount("sandboxexec-test", sub, "tmpfs", 0, "size=64k"))
+		require.NoError(t, os.WriteFile(filepath.Join(sub, "marker"), []byte("mounted\n"), 0o644))
+	}
+	t.Cleanup(func() {
+		mountNamespaceMadeHook = nil
+		unix.Unmount(sub, unix.MNT_DETACH)
+	})
+	_, made := mnsRun(t, []string{root}, SandboxPolicy{}, "true")
+	require.Equal(t, 1, made)
+	out, made := mnsRun(t, []string{root}, SandboxPolicy{}, `cat "$1/marker"`, sub)
+	assert.Equal(t, "mounted\n", out, "the namespace made before the mount was not kept")
+	assert.Equal(t, 1, made)
+}
+
 // A denied file the host unlinks and links again (the same file, a new
 // directory entry) takes its cover away in a kept namespace: the next call
 // gets a namespace whose cover is on the new entry.
