@@ -563,14 +563,11 @@ const splicesPipes = true
 // futimens and xattrs through it fail with EROFS. It needs CAP_SYS_ADMIN.
 // A FIFO is opened without waiting for a writer.
 func openReadOnlyMount(fd int, name string) (*os.File, error) {
-	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	tree, err := readOnlyClone(fd)
 	if err != nil {
-		return nil, os.NewSyscallError("open_tree", err)
+		return nil, err
 	}
 	defer unix.Close(tree)
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return nil, os.NewSyscallError("mount_setattr", err)
-	}
 	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(tree), unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
@@ -580,6 +577,20 @@ func openReadOnlyMount(fd int, name string) (*os.File, error) {
 		return nil, os.NewSyscallError("fcntl", err)
 	}
 	return os.NewFile(uintptr(nfd), name), nil
+}
+
+// readOnlyClone returns a detached, read-only clone (O_PATH) of the mount
+// of fd's file, with that file as its root.
+func readOnlyClone(fd int) (int, error) {
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return -1, os.NewSyscallError("open_tree", err)
+	}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		unix.Close(tree)
+		return -1, os.NewSyscallError("mount_setattr", err)
+	}
+	return tree, nil
 }
 
 // readOnlyNull is the null device's read-only mount (see openReadOnlyMount),
@@ -604,13 +615,8 @@ func openNull(readOnlyView bool) (*os.File, error) {
 	if n.tree == 0 && n.err == nil {
 		f, err := os.OpenFile(os.DevNull, unix.O_PATH, 0)
 		if err == nil {
-			n.tree, err = unix.OpenTree(int(f.Fd()), "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+			n.tree, err = readOnlyClone(int(f.Fd()))
 			f.Close()
-		}
-		if err == nil {
-			if err = unix.MountSetattr(n.tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-				unix.Close(n.tree)
-			}
 		}
 		if err != nil {
 			n.tree = 0

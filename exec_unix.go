@@ -288,7 +288,7 @@ func confinedStdin(f *os.File, readOnlyView bool) (*os.File, *stdinCopier, func(
 	}
 	kind := uint32(st.Mode) & unix.S_IFMT
 	writable := kind == unix.S_IFSOCK || unnamed(fd) || controlsTerminal(fd, kind)
-	readable := flags&unix.O_ACCMODE == unix.O_RDONLY || flags&unix.O_ACCMODE == unix.O_RDWR
+	readable := flags&unix.O_ACCMODE != unix.O_WRONLY
 	switch {
 	case writable || !readable:
 	case flags&unix.O_ACCMODE == unix.O_RDONLY && !readOnlyView:
