@@ -499,6 +499,7 @@ func isEven(name string) bool {
 func TestFilesystemPolicyFailsClosed(t *testing.T) {
 	requireSandbox(t)
 	root, _ := fsGitRepo(t)
+	sbOff(t) // a standby in the making reads it
 	old := forcedMountMode
 	forcedMountMode = mountsNone
 	t.Cleanup(func() { forcedMountMode = old })

@@ -230,6 +230,7 @@ func lxStartSleeper(t *testing.T) (pid int, alive func() bool) {
 // lxSetABI plays a kernel with Landlock ABI abi (0: none) for the rest of
 // the test.
 func lxSetABI(t *testing.T, abi int) {
+	sbOff(t) // a standby in the making reads it
 	old := forcedLandlockABI
 	forcedLandlockABI = abi
 	t.Cleanup(func() { forcedLandlockABI = old })

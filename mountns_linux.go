@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,6 +34,10 @@ const mountNamespaceMax = 16
 // mountNamespaceMadeHook, when not nil, runs after a namespace is made and
 // before it is kept (tests change the host's mounts there).
 var mountNamespaceMadeHook func()
+
+// mountWatchSawHook, when not nil, runs when watch has seen a change of the
+// host's mounts, before it drops the namespaces (tests run a call there).
+var mountWatchSawHook atomic.Pointer[func()]
 
 type mountNamespaceCache struct {
 	mu       sync.Mutex
@@ -129,6 +134,33 @@ func (c *mountNamespaceCache) get(m *linuxspawn.Mounts) *sharedMountNamespace {
 	return e
 }
 
+// stillKept says e, which get returned earlier, still holds what get would
+// return for its mounts now: the host's mounts have not changed since, and
+// each target holds what it held.
+func (c *mountNamespaceCache) stillKept(e *sharedMountNamespace) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hostChanged(0) {
+		c.dropAll()
+	}
+	if e.dropped {
+		return false
+	}
+	if !e.current() {
+		c.drop(e)
+		return false
+	}
+	return true
+}
+
+// kept says e, which get returned, is still kept for later calls (not
+// dropped since, nor made across a change of the host's mounts).
+func (c *mountNamespaceCache) kept(e *sharedMountNamespace) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !e.dropped
+}
+
 // release gives back a namespace get returned, once the child has joined
 // it (or failed to).
 func (c *mountNamespaceCache) release(e *sharedMountNamespace) {
@@ -142,12 +174,24 @@ func (c *mountNamespaceCache) release(e *sharedMountNamespace) {
 
 // watch drops every namespace when the host's mounts change, and those
 // left unused for c.idle, while any is kept.
+//
+// It polls a descriptor of its own: poll reports each change once per
+// open file, and one that only this goroutine sees between its poll and
+// its drop would leave get a namespace the change has made stale.
 func (c *mountNamespaceCache) watch() {
 	c.mu.Lock()
 	idle := c.idle
 	c.mu.Unlock()
+	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		mounts = -1 // get still sees each change; this only drops idle ones
+	}
+	defer unix.Close(mounts)
 	for {
-		changed := c.hostChanged(int(idle / 4 / time.Millisecond))
+		changed := hostMountsChanged(mounts, int(idle/4/time.Millisecond))
+		if hook := mountWatchSawHook.Load(); changed && hook != nil {
+			(*hook)()
+		}
 		c.mu.Lock()
 		idle = c.idle
 		if changed {
@@ -163,11 +207,21 @@ func (c *mountNamespaceCache) watch() {
 	}
 }
 
-// hostChanged says the host's mount table changed since the last look,
-// waiting up to timeout milliseconds for it: poll reports each change
-// once.
+// hostChanged says the host's mount table changed since get last looked.
+// The caller holds c.mu.
 func (c *mountNamespaceCache) hostChanged(timeout int) bool {
-	fds := []unix.PollFd{{Fd: int32(c.mounts), Events: unix.POLLPRI}}
+	return hostMountsChanged(c.mounts, timeout)
+}
+
+// hostMountsChanged says the host's mount table changed since the last
+// look through mounts (an open /proc/self/mountinfo), waiting up to timeout
+// milliseconds for it: poll reports each change once per open file.
+func hostMountsChanged(mounts, timeout int) bool {
+	if mounts < 0 {
+		time.Sleep(time.Duration(timeout) * time.Millisecond)
+		return false
+	}
+	fds := []unix.PollFd{{Fd: int32(mounts), Events: unix.POLLPRI}}
 	n, err := unix.Poll(fds, timeout)
 	return err == nil && n > 0
 }
@@ -248,10 +302,14 @@ func makeSharedMountNamespace(key string, m *linuxspawn.Mounts) *sharedMountName
 		return nil
 	}
 	e := &sharedMountNamespace{key: key, fd: fd, root: root}
-	for _, ts := range [][]linuxspawn.Target{m.Writable, m.ReadOnly, m.DenyDirs, m.DenyFiles} {
+	for kind, ts := range [][]linuxspawn.Target{m.Writable, m.ReadOnly, m.DenyDirs, m.DenyFiles} {
 		for _, t := range ts {
 			seen, ok := lookIn(root, t.Path)
-			if !ok {
+			// A writable or read-only target is bound over itself: one
+			// that shows another file was replaced between the look and
+			// the recording here (the mount went with the old one), and
+			// a later call would find its mounts where they are not.
+			if !ok || kind < 2 && (seen.dev != t.Dev || seen.ino != t.Ino) {
 				e.close()
 				return nil
 			}

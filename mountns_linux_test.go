@@ -41,6 +41,7 @@ func mnsRun(t *testing.T, roots []string, policy SandboxPolicy, script string, a
 }
 
 func TestMountNamespaceKept(t *testing.T) {
+	sbOff(t) // a standby holds the namespace it joined
 	mnsRequireKept(t)
 	root, secret := lxRealDir(t), lxRealDir(t)
 	mnsRun(t, []string{root}, SandboxPolicy{}, "true")
@@ -57,6 +58,7 @@ func TestMountNamespaceKept(t *testing.T) {
 // A mount the host makes after a namespace was kept is in the next call's:
 // the change of the host's mount table drops the kept one.
 func TestMountNamespaceHostMountSeen(t *testing.T) {
+	sbOff(t) // a standby holds the namespace it joined
 	mnsRequireKept(t)
 	root := lxRealDir(t)
 	sub := filepath.Join(root, "sub")
@@ -73,9 +75,41 @@ func TestMountNamespaceHostMountSeen(t *testing.T) {
 	assert.Equal(t, "new\n", string(got))
 }
 
+// A call that comes while the goroutine that watches the host's mounts has
+// seen a change, but not yet dropped the namespaces, sees the change too.
+func TestMountNamespaceHostMountSeenWhileWatched(t *testing.T) {
+	sbOff(t)
+	mnsRequireKept(t)
+	root := lxRealDir(t)
+	sub := filepath.Join(root, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	mnsRun(t, []string{root}, SandboxPolicy{}, "true")
+	saw, resume := make(chan struct{}), make(chan struct{})
+	hook := func() {
+		mountWatchSawHook.Store(nil)
+		close(saw)
+		<-resume
+	}
+	mountWatchSawHook.Store(&hook)
+	t.Cleanup(func() { mountWatchSawHook.Store(nil) })
+	require.NoError(t, unix.Mount("sandboxexec-test", sub, "tmpfs", 0, "size=64k"))
+	t.Cleanup(func() { unix.Unmount(sub, unix.MNT_DETACH) })
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "marker"), []byte("mounted\n"), 0o644))
+	select {
+	case <-saw:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watching goroutine did not see the mount")
+	}
+	out, made := mnsRun(t, []string{root}, SandboxPolicy{}, `cat "$1/marker"`, sub)
+	close(resume)
+	assert.Equal(t, "mounted\n", out)
+	assert.Equal(t, 1, made)
+}
+
 // A namespace made while the host changes its mounts serves the call that
 // made it, and is not kept: the next call makes one with the new mount.
 func TestMountNamespaceHostMountWhileMade(t *testing.T) {
+	sbOff(t) // a standby holds the namespace it joined
 	mnsRequireKept(t)
 	root := lxRealDir(t)
 	sub := filepath.Join(root, "sub")
@@ -100,6 +134,7 @@ func TestMountNamespaceHostMountWhileMade(t *testing.T) {
 // directory entry) takes its cover away in a kept namespace: the next call
 // gets a namespace whose cover is on the new entry.
 func TestMountNamespaceTargetRelinked(t *testing.T) {
+	sbOff(t) // a standby holds the namespace it joined
 	mnsRequireKept(t)
 	root, dir := lxRealDir(t), lxRealDir(t)
 	secret, other := filepath.Join(dir, "token"), filepath.Join(dir, "other")
@@ -119,6 +154,7 @@ func TestMountNamespaceTargetRelinked(t *testing.T) {
 // Kept namespaces go once unused for a while (c.idle), descriptors and
 // the goroutine that watches them included.
 func TestMountNamespaceIdleDropped(t *testing.T) {
+	sbOff(t) // a standby holds the namespace it joined
 	mnsRequireKept(t)
 	c := mountNamespaces
 	c.mu.Lock()
@@ -159,6 +195,7 @@ func TestMountNamespaceIdleDropped(t *testing.T) {
 // for tests that compare descriptors and goroutines with a baseline.
 func mnsDropKept(t *testing.T) {
 	t.Helper()
+	sbDropAll(t) // each holds its namespace
 	c := mountNamespaces
 	deadline := time.Now().Add(5 * time.Second)
 	for {

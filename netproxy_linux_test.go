@@ -315,6 +315,7 @@ func TestNetworkProxyPolicyErrors(t *testing.T) {
 		require.Error(t, err, "%q", bad)
 		assert.Contains(t, err.Error(), "AllowedDomains")
 	}
+	sbOff(t) // a standby in the making reads it
 	old := forcedMountMode
 	forcedMountMode = mountsNone
 	t.Cleanup(func() { forcedMountMode = old })

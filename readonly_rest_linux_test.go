@@ -437,6 +437,7 @@ attempt("chattr_inside", lambda: setflags(inside))
 	assert.Equal(t, mounts, fsMountinfo(t), "the host's mounts changed")
 
 	// Which layer refuses: without the namespace, Landlock's EACCES.
+	sbOff(t) // a standby in the making reads it
 	old := forcedMountMode
 	forcedMountMode = mountsNone
 	t.Cleanup(func() { forcedMountMode = old })

@@ -204,6 +204,18 @@ func cloneRefusal(err error) (syscall.Errno, bool) {
 }
 
 func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
+	key, useStandby := r.standbyKey(req.env)
+	if useStandby {
+		if c := r.startFromStandby(key, req); c != nil {
+			standbys.refill(key, r)
+			return c, nil
+		}
+		defer func() {
+			if err == nil {
+				standbys.refill(key, r)
+			}
+		}()
+	}
 	env, tmp, err := r.environ(req.env)
 	if err != nil {
 		return nil, err
@@ -330,6 +342,14 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 			return nil, err
 		}
 	}
+	return adoptChild(pid, pidfd, attr.NewPIDNamespace, group, tmp, proxy)
+}
+
+// adoptChild makes the child of the call of a command that runs: pid and
+// pidfd, in its own PID namespace or not, in group (nil for none), with tmp
+// as its TMPDIR (nil for none) and the call's proxy (nil for none), each of
+// which the child releases once the call is over.
+func adoptChild(pid, pidfd int, newPIDNamespace bool, group *cgroup.Group, tmp *callTMPDIR, proxy callProxy) (*child, error) {
 	c, err := newChild(pid, pidfd)
 	if err != nil {
 		if group != nil {
@@ -341,13 +361,13 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		c.deniedHosts = proxy.Denied
 	}
 	c.killAll = func() { killGroup(pid) }
-	c.killsGroup = !attr.NewPIDNamespace
-	if attr.NewPIDNamespace {
+	c.killsGroup = !newPIDNamespace
+	if newPIDNamespace {
 		// The namespace dies with its init, the command, so killing that is
 		// killing everything.
 		c.killAll = c.killCommand
 	}
-	if group != nil && !attr.NewPIDNamespace {
+	if group != nil && !newPIDNamespace {
 		// The cgroup reaches what left the process group; without a PID
 		// namespace it is what kills a setsid'd descendant. (With one, the
 		// kernel kills the namespace when its init, the command, dies.)
@@ -368,17 +388,17 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	}
 	if tmp != nil {
 		// Reaped, the init of a PID namespace leaves none of the call's.
-		c.release = func() { tmp.release(attr.NewPIDNamespace && c.reaped.Load()) }
+		c.release = func() { tmp.release(newPIDNamespace && c.reaped.Load()) }
 	}
 	if group != nil {
 		release := group.Release
-		if attr.NewPIDNamespace {
+		if newPIDNamespace {
 			// The namespace's init is reaped only after every other process
 			// in it: then the group is empty without a look.
 			release = group.ReleaseEmpty
 		}
 		c.release = func() {
-			tmp.release(c.reaped.Load() && (attr.NewPIDNamespace || group.Empty()))
+			tmp.release(c.reaped.Load() && (newPIDNamespace || group.Empty()))
 			if c.reaped.Load() {
 				release()
 				return

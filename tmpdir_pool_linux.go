@@ -67,22 +67,31 @@ func takeTMPDIR(env, roots []string) ([]string, *callTMPDIR, error) {
 	if !needsPrivateTMPDIR(env, roots) {
 		return env, nil, nil
 	}
+	t, err := getTMPDIR()
+	if err != nil {
+		return nil, nil, err
+	}
+	return setEnv(env, "TMPDIR", t.path), t, nil
+}
+
+// getTMPDIR returns a private TMPDIR, kept or made.
+func getTMPDIR() (*callTMPDIR, error) {
 	parent := os.TempDir()
 	for t := tmpDirs.get(parent); t != nil; t = tmpDirs.get(parent) {
 		if t.pristine() {
-			return setEnv(env, "TMPDIR", t.path), t, nil
+			return t, nil
 		}
 		t.remove()
 	}
 	dir, lock, err := makeTMPDIR()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	t := &callTMPDIR{path: dir, parent: parent, lock: lock, rulesets: landlock.NewCache(2)}
 	if t.made, err = readTMPDIRState(int(lock.Fd())); err != nil {
 		t.made = tmpDirState{} // never matches: the directory is not kept
 	}
-	return setEnv(env, "TMPDIR", dir), t, nil
+	return t, nil
 }
 
 // Path is the directory, "" for none.

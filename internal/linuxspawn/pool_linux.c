@@ -77,7 +77,7 @@ static void *pool_thread(void *arg) {
 			p->tail = NULL;
 		pthread_mutex_unlock(&p->mu);
 
-		j->ret = ls_start(j->req);
+		j->ret = j->req->standby ? ls_standby_start(j->req) : ls_start(j->req);
 
 		pthread_mutex_lock(&p->mu);
 		j->done = 1;

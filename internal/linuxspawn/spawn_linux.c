@@ -429,14 +429,14 @@ static pthread_mutex_t stack_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *stack_cache[STACK_CACHE];
 static int stack_cached;
 
-static size_t stack_size(void) {
+size_t ls_stack_size(void) {
 	return CHILD_STACK_SIZE + (size_t)sysconf(_SC_PAGESIZE);
 }
 
 // get_stack returns the lowest address of a child stack (whose lowest page
 // is a guard page), or NULL with errno set.
-static char *get_stack(void) {
-	size_t size = stack_size();
+char *ls_get_stack(void) {
+	size_t size = ls_stack_size();
 	char *stack = NULL;
 
 	pthread_mutex_lock(&stack_mu);
@@ -458,7 +458,7 @@ static char *get_stack(void) {
 	return stack;
 }
 
-static void put_stack(char *stack) {
+void ls_put_stack(char *stack) {
 	pthread_mutex_lock(&stack_mu);
 	if (stack_cached < STACK_CACHE) {
 		stack_cache[stack_cached++] = stack;
@@ -466,7 +466,7 @@ static void put_stack(char *stack) {
 	}
 	pthread_mutex_unlock(&stack_mu);
 	if (stack != NULL)
-		munmap(stack, stack_size());
+		munmap(stack, ls_stack_size());
 }
 
 int ls_start(struct ls_req *r) {
@@ -480,7 +480,7 @@ int ls_start(struct ls_req *r) {
 	r->pid = 0;
 	r->pidfd = -1;
 
-	stack = get_stack();
+	stack = ls_get_stack();
 	if (stack == NULL) {
 		r->stage = LS_STAGE_STACK;
 		r->err = errno;
@@ -511,10 +511,10 @@ int ls_start(struct ls_req *r) {
 	// With CLONE_PIDFD the kernel stores the pidfd where the parent_tid
 	// argument points: a pidfd made in the same step as the child, which
 	// no reaper of the host can get ahead of.
-	pid = clone(child_main, stack + stack_size(), flags, r, &pidfd);
+	pid = clone(child_main, stack + ls_stack_size(), flags, r, &pidfd);
 	err = errno;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSETSIZE);
-	put_stack(stack);
+	ls_put_stack(stack);
 
 	if (pid < 0) {
 		r->stage = LS_STAGE_CLONE;
@@ -580,7 +580,7 @@ int ls_probe_mounts(struct ls_req *r) {
 		flags |= CLONE_NEWUSER;
 	if (r->new_netns)
 		flags |= CLONE_NEWNET;
-	if ((stack = get_stack()) == NULL) {
+	if ((stack = ls_get_stack()) == NULL) {
 		r->stage = LS_STAGE_STACK;
 		r->err = errno;
 		return -1;
@@ -589,10 +589,10 @@ int ls_probe_mounts(struct ls_req *r) {
 	int err;
 	memset(all, 0xff, sizeof all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, old, KSIGSETSIZE);
-	pid = clone(probe_main, stack + stack_size(), flags, r);
+	pid = clone(probe_main, stack + ls_stack_size(), flags, r);
 	err = errno;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSETSIZE);
-	put_stack(stack);
+	ls_put_stack(stack);
 	if (pid < 0) {
 		r->stage = LS_STAGE_CLONE;
 		r->err = err;

@@ -94,6 +94,9 @@ type Attr struct {
 	// MakeMountNamespace).
 	namespaceOnly bool
 	namespaceRoot int
+	// standby, if not nil, makes a standby of a instead of a child that
+	// execs (see NewStandby), which it fills in.
+	standby *Standby
 	// Network, if not nil, gives the child a network namespace of its own
 	// (CLONE_NEWNET) with only the loopback interface, up; see Network.
 	// Without CAP_SYS_ADMIN it needs Mounts with UserNamespace.
@@ -299,7 +302,11 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	if base == nil {
 		return 0, errors.New("linuxspawn: out of memory")
 	}
-	defer C.free(base)
+	defer func() {
+		if a.standby == nil || a.standby.req == nil {
+			C.free(base)
+		}
+	}()
 	mem := unsafe.Slice((*byte)(base), total)
 
 	r := (*C.struct_ls_req)(base)
@@ -434,8 +441,11 @@ func start(a *Attr, p *pool) (pid int, err error) {
 		nsRecv = pair[0]
 	}
 
+	r.standby = boolInt(a.standby != nil)
 	var failed C.int
 	switch {
+	case a.standby != nil && p == nil:
+		failed = C.ls_standby_start(r)
 	case a.namespaceOnly:
 		failed = C.ls_probe_mounts(r)
 	case p != nil:
@@ -472,6 +482,10 @@ func start(a *Attr, p *pool) (pid int, err error) {
 		}
 		a.namespaceRoot = root
 		return ns, nil
+	}
+	if a.standby != nil {
+		a.standby.req, a.standby.pid, a.standby.pidfd = r, int(r.pid), int(r.pidfd)
+		return int(r.pid), nil
 	}
 	if a.PidFD != nil {
 		*a.PidFD = int(r.pidfd)
@@ -524,7 +538,7 @@ func receiveFD(sock int) (int, error) {
 }
 
 func check(a *Attr) error {
-	if a.Path == "" {
+	if a.Path == "" && a.standby == nil {
 		return errors.New("linuxspawn: empty Path")
 	}
 	if strings.IndexByte(a.Path, 0) >= 0 {

@@ -91,6 +91,17 @@ struct ls_req {
 	unsigned short filter_len; // 0: none
 	pid_t parent_pid;
 
+	// A standby (standby_linux.c): the child takes path, argv, envp, dir and
+	// stdio only once sb_go is set. sb_state is 2 while it prepares, 1 once
+	// it waits, and 0 (written by the kernel, CLONE_CHILD_CLEARTID) once it
+	// has execve'd or exited; sb_execing says it got as far as execve.
+	int standby;
+	volatile int sb_state;
+	volatile int sb_go;
+	volatile int sb_execing;
+	char *sb_stack;
+	int sb_host_pidfd; // the host's, polled by a waiting standby; negative: none
+
 	// Results.
 	volatile int stage;
 	volatile int err;
@@ -100,6 +111,13 @@ struct ls_req {
 };
 
 int ls_start(struct ls_req *r);
+int ls_standby_start(struct ls_req *r);
+int ls_standby_exec(struct ls_req *r);
+void ls_standby_discard(struct ls_req *r);
+int ls_standby_supported(void);
+char *ls_get_stack(void);
+void ls_put_stack(char *stack);
+size_t ls_stack_size(void);
 int ls_probe_mounts(struct ls_req *r);
 struct ls_pool;
 struct ls_pool *ls_pool_new(int drop_bounding, uint64_t keep, const void *filter,

@@ -1,0 +1,369 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentbox/sandboxexec/internal/cgroup"
+	"github.com/agentbox/sandboxexec/internal/linuxspawn"
+	"github.com/agentbox/sandboxexec/internal/seccomp"
+)
+
+// After a call on a host with CAP_SYS_ADMIN, a child for the next call of
+// the same policy is started in the background (linuxspawn.Standby): it
+// clones into its PID and IPC namespaces, joins its cgroup and its kept
+// mount namespace, and restricts itself (limits, no_new_privs, Landlock,
+// capabilities, seccomp), then waits. The next call hands it the command,
+// which leaves it only stdio, the working directory and the execve: the
+// clone and the rest are off the call's path. A standby is used only while
+// everything it was made with is what the call would get (the same
+// ruleset, the same kept mount namespace, an untouched TMPDIR); otherwise
+// it is discarded and the call spawns as usual, which also happens on any
+// failure of the standby. One standby is kept per policy, for a few
+// policies, and none past standbyIdle unused. See docs/performance.md.
+var standbys = &standbyCache{ready: map[string]*standby{}, making: map[string]bool{}}
+
+// hostSysAdmin is hasSysAdmin, once: a host that loses CAP_SYS_ADMIN later
+// fails its next standby's clone, which stops the standbys.
+var hostSysAdmin = sync.OnceValue(hasSysAdmin)
+
+const (
+	standbyIdle = 10 * time.Second
+	standbyMax  = 4
+)
+
+// standbyUsedHook, when not nil, is told whether each call that could
+// use a standby did (tests).
+var standbyUsedHook func(used bool)
+
+type standbyCache struct {
+	mu     sync.Mutex
+	ready  map[string]*standby
+	making map[string]bool
+	trim   *time.Timer // pending while ready is not empty
+	// failed stops the making of standbys after one failed where a plain
+	// spawn would not have (a seccomp policy around the host refusing a
+	// step only a standby takes, say): the calls spawn as before.
+	failed bool
+}
+
+type standby struct {
+	sb      *linuxspawn.Standby
+	tmp     *callTMPDIR
+	group   *cgroup.Group
+	ns      *sharedMountNamespace // nil for none
+	masks   string                // the runner's masks.key()
+	ruleset int                   // the Landlock ruleset it restricted itself with; -1 for none
+	done    func()                // lets go of the ruleset
+	made    time.Time
+}
+
+// standbyKey is what a standby for the call must have been made with,
+// beyond what is checked when it is taken; ok is false for a call that
+// takes no standby: one with the proxy (its network namespace and
+// listener are the call's own), and on a host without CAP_SYS_ADMIN (its
+// user namespace is made by the child).
+func (r *linuxRunner) standbyKey(env []string) (key string, ok bool) {
+	if !linuxspawn.StandbySupported || r.network() == seccomp.NetworkLoopback || pidNamespaceRefused.Load() ||
+		!hostSysAdmin() || cgroups() == nil {
+		return "", false
+	}
+	standbys.mu.Lock()
+	failed := standbys.failed
+	standbys.mu.Unlock()
+	if failed {
+		return "", false
+	}
+	var b strings.Builder
+	p := r.policy
+	for _, f := range []bool{p.NetworkAccess, p.FullDiskWriteAccess, p.BestEffort, ipcNamespaceRefused.Load(),
+		p.ReadOnlySubpaths == nil, !p.FullDiskWriteAccess && needsPrivateTMPDIR(withSandboxEnv(env, "linux", !p.NetworkAccess), r.roots)} {
+		b.WriteByte("01"[boolToInt(f)])
+	}
+	for _, n := range []int64{int64(r.abi), int64(p.MaxProcesses), p.MaxFileSize, int64(p.MaxCPUTime), p.MaxAddressSpace} {
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(n, 10))
+	}
+	for _, list := range [][]string{r.roots, p.ReadOnlySubpaths, p.DenyRead} {
+		b.WriteByte(1)
+		for _, s := range list {
+			b.WriteByte(0)
+			b.WriteString(s)
+		}
+	}
+	return b.String(), true
+}
+
+func boolToInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// startFromStandby starts the call's command in the standby kept for key,
+// if there is one still good for the call; nil means the call spawns as
+// usual.
+func (r *linuxRunner) startFromStandby(key string, req *spawnRequest) *child {
+	used := false
+	if standbyUsedHook != nil {
+		defer func() { standbyUsedHook(used) }()
+	}
+	s := standbys.take(key)
+	if s == nil {
+		return nil
+	}
+	env := withSandboxEnv(req.env, "linux", !r.policy.NetworkAccess)
+	if s.tmp != nil {
+		if !s.tmp.pristine() {
+			s.discard()
+			return nil
+		}
+		env = setEnv(env, "TMPDIR", s.tmp.path)
+	}
+	if !r.standbyCurrent(s) {
+		s.discard()
+		return nil
+	}
+	dir, err := namespaceWorkdir(req.dir)
+	if err != nil {
+		s.discard()
+		return nil
+	}
+	var stdio [3]int
+	for i, f := range req.stdio {
+		stdio[i] = int(f.Fd())
+	}
+	pid, pidfd, err := s.sb.Exec(req.path, req.argv, env, dir, stdio)
+	if err != nil {
+		// The spawn that follows reports what is wrong with the call; a
+		// step that only a standby takes failing stops the standbys.
+		if se, ok := err.(*linuxspawn.StageError); !ok || (se.Stage != "execve" && se.Stage != "chdir" && se.Err != syscall.ESRCH) {
+			standbys.mu.Lock()
+			standbys.failed = true
+			standbys.mu.Unlock()
+		}
+		s.discard()
+		return nil
+	}
+	used = true
+	s.letGo()
+	c, err := adoptChild(pid, pidfd, true, s.group, s.tmp, nil)
+	if err != nil {
+		// Out of descriptors: the command runs, and nothing could wait
+		// for it.
+		abandon(pid, pidfd)
+		s.group.Remove()
+		s.tmp.release(false)
+		return nil
+	}
+	return c
+}
+
+// standbyCurrent says s still has what the call would get: the same
+// Landlock ruleset (its paths unchanged), and the same kept mount
+// namespace (the host's mounts unchanged).
+func (r *linuxRunner) standbyCurrent(s *standby) bool {
+	if r.masks.key() != s.masks || s.ns != nil && !mountNamespaces.stillKept(s.ns) {
+		return false
+	}
+	// The ruleset names its roots by the files it opened, so it is checked
+	// on its own: a root replaced while the standby was made (its ruleset
+	// built before, its namespace after) is caught here.
+	if r.abi > 0 {
+		fd, done, err := r.ruleset(s.tmp)
+		if err != nil {
+			return false
+		}
+		done()
+		// s holds its ruleset open: the same number is the same ruleset.
+		if fd != s.ruleset {
+			return false
+		}
+	}
+	return true
+}
+
+// key names each mask and the file it found.
+func (m fsMasks) key() string {
+	var b strings.Builder
+	for _, list := range [][]string{m.ReadOnly, m.DenyDirs, m.DenyFiles} {
+		b.WriteByte(1)
+		for _, p := range list {
+			b.WriteString(p)
+			if st, ok := m.found[p].Sys().(*syscall.Stat_t); ok {
+				b.WriteString("\x00" + strconv.FormatUint(st.Dev, 16) + ":" + strconv.FormatUint(st.Ino, 16))
+			}
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}
+
+// makeStandby starts a standby for the calls of r.
+func (r *linuxRunner) makeStandby(needsTMPDIR bool) (_ *standby, err error) {
+	s := &standby{ruleset: -1, done: func() {}, made: time.Now(), masks: r.masks.key()}
+	defer func() {
+		if err != nil {
+			s.letGo()
+			if s.group != nil {
+				s.group.Remove()
+			}
+			s.tmp.release(true)
+		}
+	}()
+	if needsTMPDIR {
+		if s.tmp, err = getTMPDIR(); err != nil {
+			return nil, err
+		}
+	}
+	if r.abi > 0 {
+		if s.ruleset, s.done, err = r.ruleset(s.tmp); err != nil {
+			return nil, err
+		}
+	}
+	attr := linuxspawn.Attr{
+		NewPIDNamespace:   true,
+		NewIPCNamespace:   !ipcNamespaceRefused.Load(),
+		NormalScheduling:  true,
+		Pdeathsig:         syscall.SIGKILL,
+		Rlimits:           r.rlimits(),
+		NoNewPrivs:        true,
+		LandlockRulesetFD: s.ruleset,
+		DropCapabilities:  true,
+		KeepCapabilities:  keptCapabilities,
+		SeccompFilter:     r.bpf,
+	}
+	m, err := r.mounts(s.tmp.Path())
+	if err != nil {
+		return nil, err
+	}
+	if m != nil {
+		if s.ns = mountNamespaces.get(m); s.ns == nil || !mountNamespaces.kept(s.ns) {
+			return nil, errNoStandby
+		}
+		attr.MountNamespace = s.ns.fd
+	}
+	if s.group, err = r.newCgroup(); err != nil || s.group == nil {
+		return nil, errNoStandby
+	}
+	attr.CgroupProcsFD = s.group.ProcsFD()
+	if s.sb, err = linuxspawn.NewStandby(attr); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+var errNoStandby = &linuxspawn.StageError{Stage: "standby", Err: syscall.EAGAIN}
+
+// letGo releases what s held for its making: the ruleset and the mount
+// namespace, which its child has applied and joined.
+func (s *standby) letGo() {
+	s.done()
+	s.done = func() {}
+	if s.ns != nil {
+		mountNamespaces.release(s.ns)
+		s.ns = nil
+	}
+}
+
+// discard kills s's child and lets go of all it held.
+func (s *standby) discard() {
+	s.sb.Close()
+	s.letGo()
+	// Its only process, reaped: the cgroup is empty, and nothing ran in
+	// the TMPDIR.
+	s.group.ReleaseEmpty()
+	s.tmp.release(true)
+}
+
+// take returns the standby kept for key, if any, which the caller then
+// uses or discards.
+func (c *standbyCache) take(key string) *standby {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.ready[key]
+	delete(c.ready, key)
+	return s
+}
+
+// refill starts the making of a standby for key, unless one is kept or in
+// the making.
+func (c *standbyCache) refill(key string, r *linuxRunner) {
+	c.mu.Lock()
+	if c.failed || c.ready[key] != nil || c.making[key] {
+		c.mu.Unlock()
+		return
+	}
+	c.making[key] = true
+	c.mu.Unlock()
+	needsTMPDIR := key[5] == '1' // see standbyKey
+	go func() {
+		s, err := r.makeStandby(needsTMPDIR)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.making, key)
+		if err != nil {
+			// The child failed a step: the host refuses what a standby
+			// needs. Anything else (a TMPDIR, a cgroup, a ruleset) is
+			// tried again after the next call.
+			var se *linuxspawn.StageError
+			if errors.As(err, &se) && err != errNoStandby {
+				c.failed = true
+			}
+			return
+		}
+		for len(c.ready) >= standbyMax {
+			c.dropOldest()
+		}
+		c.ready[key] = s
+		if c.trim == nil {
+			c.trim = time.AfterFunc(standbyIdle, c.trimIdle)
+		}
+	}()
+}
+
+// dropOldest discards the standby made first. c.mu is held.
+func (c *standbyCache) dropOldest() {
+	var oldest string
+	for k, s := range c.ready {
+		if oldest == "" || s.made.Before(c.ready[oldest].made) {
+			oldest = k
+		}
+	}
+	s := c.ready[oldest]
+	delete(c.ready, oldest)
+	go s.discard()
+}
+
+// trimIdle discards the standbys unused for standbyIdle.
+func (c *standbyCache) trimIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trim = nil
+	c.dropUnused(standbyIdle)
+	if len(c.ready) > 0 {
+		c.trim = time.AfterFunc(standbyIdle, c.trimIdle)
+	}
+}
+
+// dropUnused discards the standbys made idle or longer ago, and waits for
+// them to be gone. c.mu is held.
+func (c *standbyCache) dropUnused(idle time.Duration) {
+	var old []*standby
+	for k, s := range c.ready {
+		if time.Since(s.made) >= idle {
+			old = append(old, s)
+			delete(c.ready, k)
+		}
+	}
+	for _, s := range old {
+		s.discard()
+	}
+}

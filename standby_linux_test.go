@@ -1,0 +1,239 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbox/sandboxexec/internal/linuxspawn"
+)
+
+// sbDropAll discards every standby kept, once those in the making are
+// made: for tests that compare processes, cgroups, descriptors or
+// goroutines with a baseline.
+func sbDropAll(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		standbys.mu.Lock()
+		making := len(standbys.making)
+		standbys.dropUnused(0)
+		standbys.mu.Unlock()
+		if making == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sbOff has the calls of the test spawn without standbys, as one-off calls
+// do: for tests that count what each call makes.
+func sbOff(t *testing.T) {
+	t.Helper()
+	standbys.mu.Lock()
+	was := standbys.failed
+	standbys.failed = true
+	standbys.mu.Unlock()
+	sbDropAll(t)
+	t.Cleanup(func() {
+		standbys.mu.Lock()
+		standbys.failed = was
+		standbys.mu.Unlock()
+	})
+}
+
+// sbRequire skips where calls take no standby: a host without
+// CAP_SYS_ADMIN, or without the pids cgroup.
+func sbRequire(t *testing.T) {
+	t.Helper()
+	requireSandbox(t)
+	if !linuxspawn.StandbySupported || !hasSysAdmin() || cgroups() == nil {
+		lxRequireFeature(t, false, "standbys (CAP_SYS_ADMIN and the pids cgroup)")
+	}
+	sbDropAll(t)
+}
+
+// sbRun runs script sandboxed once a standby for it may be ready (the one
+// the last call started), and says whether the call used one.
+func sbRun(t *testing.T, roots []string, policy SandboxPolicy, script string) (out ExecToolCallOutput, used bool) {
+	t.Helper()
+	sbSettle(t)
+	old := standbyUsedHook
+	standbyUsedHook = func(u bool) { used = u }
+	defer func() { standbyUsedHook = old }()
+	out, err := lxRun(t, lxSh(script), roots, policy)
+	require.NoError(t, err)
+	return out, used
+}
+
+// sbSettle waits for the standbys in the making.
+func sbSettle(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		standbys.mu.Lock()
+		n := len(standbys.making)
+		standbys.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("a standby still in the making after 5 s")
+}
+
+// sbConfinement prints what a command can and cannot do, the same in
+// every call of the same policy.
+const sbConfinement = `
+echo "pid=$$ tmp=$(ls -A "$TMPDIR" | wc -l)"
+touch "$TMPDIR/x" && echo tmpdir-writable
+echo hi > "$ROOT/f" && echo root-writable
+echo hi > /var/tmp/sandboxexec-standby-test 2>/dev/null || echo outside-denied
+chmod 0644 /etc/hostname 2>&1 | grep -q -i 'read-only' && echo metadata-read-only
+ls -A "$ROOT/.git" >/dev/null 2>&1 && { touch "$ROOT/.git/hook" 2>/dev/null || echo git-read-only; }
+ipcs -q 2>/dev/null | grep -c '^0x' ; ulimit -c; ulimit -u
+while IFS= read -r l; do case "$l" in Cap*|NoNewPrivs*|Seccomp:*|SigBlk*|SigIgn*) echo "$l";; esac; done </proc/self/status
+grep -c sandboxexec /proc/self/cgroup
+cd .. 2>/dev/null; pwd
+`
+
+// A command started in a standby is confined as one spawned for its call:
+// the same output, line for line, but for the TMPDIR's name.
+func TestStandbySameConfinement(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	policy := SandboxPolicy{MaxProcesses: 77}
+	script := "ROOT=" + root + "\n" + sbConfinement
+	run := func() (string, bool) {
+		out, used := sbRun(t, []string{root}, policy, script)
+		require.Equal(t, 0, out.ExitCode, out.Stderr)
+		return out.Stdout, used
+	}
+	plain, used := run()
+	assert.False(t, used, "the first call of a policy has no standby")
+	viaStandby, used := run()
+	assert.True(t, used, "the second call of a policy takes the standby the first started")
+	assert.Equal(t, plain, viaStandby)
+	for _, want := range []string{"pid=1 tmp=0", "tmpdir-writable", "root-writable", "outside-denied",
+		"metadata-read-only", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2", "SigBlk:\t0000000000000000"} {
+		assert.Contains(t, viaStandby, want)
+	}
+
+	// And again, with .git under the root (a read-only bind, another
+	// namespace: the standby made without it is not used).
+	require.NoError(t, os.Mkdir(filepath.Join(root, ".git"), 0o755))
+	withGit, used := run()
+	assert.False(t, used, "a standby made before .git existed")
+	assert.Contains(t, withGit, "git-read-only")
+	withGit2, used := run()
+	assert.True(t, used)
+	assert.Equal(t, withGit, withGit2)
+}
+
+// A standby is used only while what it was made with holds.
+func TestStandbyDiscardedOnChange(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	run := func(script string) (ExecToolCallOutput, bool) {
+		return sbRun(t, []string{root}, SandboxPolicy{}, script)
+	}
+	run("true")
+
+	t.Run("a file planted in its TMPDIR", func(t *testing.T) {
+		sbSettle(t)
+		standbys.mu.Lock()
+		var tmp string
+		for _, s := range standbys.ready {
+			tmp = s.tmp.Path()
+		}
+		standbys.mu.Unlock()
+		require.NotEmpty(t, tmp)
+		require.NoError(t, os.WriteFile(filepath.Join(tmp, "planted"), nil, 0o644))
+		out, used := run(`ls -A "$TMPDIR"`)
+		assert.False(t, used)
+		assert.Empty(t, out.Stdout, "the call's TMPDIR is empty")
+	})
+
+	t.Run("the root replaced", func(t *testing.T) {
+		run("true")
+		sbSettle(t) // the standby is made before the change
+		require.NoError(t, os.Rename(root, root+".old"))
+		require.NoError(t, os.Mkdir(root, 0o755))
+		out, used := run(`echo new > ` + root + `/f && echo wrote`)
+		assert.False(t, used)
+		assert.Equal(t, "wrote\n", out.Stdout)
+		b, err := os.ReadFile(filepath.Join(root, "f"))
+		require.NoError(t, err)
+		assert.Equal(t, "new\n", string(b))
+		assert.NoFileExists(t, filepath.Join(root+".old", "f"))
+	})
+
+	t.Run("a host mount", func(t *testing.T) {
+		fsRequireMounts(t)
+		run("true")
+		sbSettle(t)
+		mnt := filepath.Join(lxRealDir(t), "mnt")
+		require.NoError(t, os.Mkdir(mnt, 0o755))
+		require.NoError(t, unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"))
+		defer unix.Unmount(mnt, unix.MNT_DETACH)
+		require.NoError(t, os.WriteFile(filepath.Join(mnt, "seen"), nil, 0o644))
+		out, used := run(`ls ` + mnt)
+		assert.False(t, used)
+		assert.Equal(t, "seen\n", out.Stdout)
+	})
+
+	t.Run("another policy", func(t *testing.T) {
+		run("true")
+		sbSettle(t)
+		out, err := lxRun(t, lxSh("true"), []string{root}, SandboxPolicy{MaxProcesses: 5})
+		lxRequireOK(t, out, err)
+		_, used := sbRun(t, []string{root}, SandboxPolicy{MaxProcesses: 6}, "true")
+		assert.False(t, used, "a standby of another policy")
+	})
+}
+
+// A standby's process is gone once the standby is dropped, and none is
+// left of what it held.
+func TestStandbyDropped(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	sbSettle(t)
+	standbys.mu.Lock()
+	var pids []int
+	for _, s := range standbys.ready {
+		pids = append(pids, s.sb.Pid())
+	}
+	standbys.mu.Unlock()
+	require.Len(t, pids, 1)
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pids[0]))
+	require.NoError(t, err)
+	assert.Equal(t, "sandboxexec-sb\n", string(comm))
+	sbDropAll(t)
+	assert.ErrorIs(t, unix.Kill(pids[0], 0), unix.ESRCH, "the standby's process is reaped")
+}
+
+// A standby killed from outside is not used, and the call runs.
+func TestStandbyKilled(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	sbSettle(t)
+	standbys.mu.Lock()
+	for _, s := range standbys.ready {
+		require.NoError(t, unix.Kill(s.sb.Pid(), unix.SIGKILL))
+	}
+	standbys.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	out, used := sbRun(t, []string{root}, SandboxPolicy{}, "echo ran")
+	assert.False(t, used)
+	assert.Equal(t, "ran\n", out.Stdout)
+	_, used = sbRun(t, []string{root}, SandboxPolicy{}, "echo ran")
+	assert.True(t, used, "standbys go on after one was killed")
+}
