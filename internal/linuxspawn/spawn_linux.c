@@ -1,12 +1,13 @@
 //go:build linux && cgo
 
 // The child side of Start. Everything the child touches is prepared by the
-// parent before the clone; the child makes system calls only (through thin
-// libc wrappers that do not allocate or lock), never returns to Go, and
-// reports a failed step through the request it shares with the parent
-// (CLONE_VM), which the parent reads once the vfork has released it. The
-// errno the wrappers set is the calling thread's, which is suspended until
-// the child has execve'd or exited.
+// parent before the clone; the child makes system calls only, never returns
+// to Go, and reports a failed step through the request it shares with the
+// parent (CLONE_VM), which the parent reads once the vfork has released it.
+// The steps a standby shares (ls_child_*) are ls_raw calls, which leave
+// errno alone; the rest (namespaces, mounts, chdir) go through thin libc
+// wrappers that do not allocate or lock, whose errno is the calling
+// thread's, suspended until the child has execve'd or exited.
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -68,10 +69,26 @@ struct rlimit64_k {
 	uint64_t cur, max;
 };
 
-__attribute__((noreturn)) static void fail(struct ls_req *r, int stage, int err) {
-	r->err = err;
+#ifndef LS_RAW_PURE
+long ls_raw(long n, long a, long b, long c, long d, long e, long f) {
+	long ret = syscall(n, a, b, c, d, e, f);
+	return ret < 0 ? -errno : ret;
+}
+#endif
+
+void ls_child_fail(struct ls_req *r, int stage, long err) {
+	r->err = (int)err;
 	r->stage = stage;
-	_exit(127);
+	for (;;)
+		LS_SC1(SYS_exit_group, 127);
+}
+
+#define fail ls_child_fail
+
+long ls_child_check(struct ls_req *r, int stage, long ret) {
+	if (ret < 0)
+		fail(r, stage, -ret);
+	return ret;
 }
 
 // cloexec_above_stdio marks every descriptor above 2 close-on-exec, and
@@ -119,23 +136,19 @@ static int cloexec_above_stdio(void) {
 // otherwise starve the host's threads of the same priority, the one that
 // enforces the timeout included. Leaving them needs no privilege.
 static void reset_scheduling(struct ls_req *r) {
-	long policy = syscall(SYS_sched_getscheduler, 0);
-	if (policy < 0)
-		fail(r, LS_STAGE_SCHEDULING, errno);
+	long policy = ls_child_check(r, LS_STAGE_SCHEDULING, LS_SC1(SYS_sched_getscheduler, 0));
 	policy &= ~(long)SCHED_RESET_ON_FORK;
 	if (policy == SCHED_FIFO || policy == SCHED_RR) {
 		struct sched_param normal = {0};
-		if (syscall(SYS_sched_setscheduler, 0, SCHED_OTHER, &normal) < 0)
-			fail(r, LS_STAGE_SCHEDULING, errno);
+		ls_child_check(r, LS_STAGE_SCHEDULING, LS_SC3(SYS_sched_setscheduler, 0, SCHED_OTHER, &normal));
 	}
-	long ioprio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
-	if (ioprio < 0 && errno == ENOSYS)
+	long ioprio = LS_SC2(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+	if (ioprio == -ENOSYS)
 		return; // a kernel without block I/O has no I/O class to leave
-	if (ioprio < 0)
-		fail(r, LS_STAGE_SCHEDULING, errno);
-	if ((ioprio >> IOPRIO_CLASS_SHIFT) == IOPRIO_CLASS_RT &&
-	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_BE << IOPRIO_CLASS_SHIFT | 4) < 0)
-		fail(r, LS_STAGE_SCHEDULING, errno);
+	ls_child_check(r, LS_STAGE_SCHEDULING, ioprio);
+	if ((ioprio >> IOPRIO_CLASS_SHIFT) == IOPRIO_CLASS_RT)
+		ls_child_check(r, LS_STAGE_SCHEDULING,
+			       LS_SC3(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_BE << IOPRIO_CLASS_SHIFT | 4));
 }
 
 // drop_bounding_set removes every capability but keep from the calling
@@ -150,11 +163,11 @@ static int drop_bounding_set(uint64_t keep) {
 	for (i = 0; i < 64; i++) {
 		if (keep & (1ULL << i))
 			continue;
-		if (prctl(PR_CAPBSET_DROP, i, 0, 0, 0) < 0) {
-			if (errno == EINVAL || errno == EPERM)
-				return 0; // past the last capability, or no CAP_SETPCAP
-			return errno;
-		}
+		long ret = LS_SC2(SYS_prctl, PR_CAPBSET_DROP, i);
+		if (ret == -EINVAL || ret == -EPERM)
+			return 0; // past the last capability, or no CAP_SETPCAP
+		if (ret < 0)
+			return (int)-ret;
 	}
 	return 0;
 }
@@ -171,18 +184,119 @@ static void drop_capabilities(struct ls_req *r) {
 	if (!r->bounding_inherited && (err = drop_bounding_set(r->keep_caps)) != 0)
 		fail(r, LS_STAGE_CAPABILITIES, err);
 	// Ambient capabilities exist since Linux 4.3; EINVAL before.
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		fail(r, LS_STAGE_CAPABILITIES, errno);
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		fail(r, LS_STAGE_CAPABILITIES, errno);
+	long ret = ls_raw(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0);
+	if (ret != -EINVAL)
+		ls_child_check(r, LS_STAGE_CAPABILITIES, ret);
+	ls_child_check(r, LS_STAGE_CAPABILITIES, LS_SC2(SYS_capget, &hdr, data));
 	for (i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
 		uint32_t keep = (uint32_t)(r->keep_caps >> (32 * i));
 		data[i].effective &= keep;
 		data[i].permitted &= keep;
 		data[i].inheritable = 0;
 	}
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		fail(r, LS_STAGE_CAPABILITIES, errno);
+	ls_child_check(r, LS_STAGE_CAPABILITIES, LS_SC2(SYS_capset, &hdr, data));
+}
+
+void ls_child_join(struct ls_req *r) {
+	if (r->cgroup_fd >= 0) {
+		long n;
+		do {
+			n = LS_SC3(SYS_write, r->cgroup_fd, "0", 1);
+		} while (n == -EINTR);
+		if (n != 1)
+			fail(r, LS_STAGE_CGROUP, n < 0 ? -n : EIO);
+	}
+	ls_child_check(r, LS_STAGE_SETSID, LS_SC0(SYS_setsid));
+}
+
+// ls_child_stdio first moves every source that sits below 3 and is not
+// already in place out of the way (close-on-exec, so the copies vanish at
+// execve), so that no dup3 clobbers a source a later one needs.
+void ls_child_stdio(struct ls_req *r) {
+	int i, src[3];
+
+	for (i = 0; i < 3; i++) {
+		src[i] = r->stdio[i];
+		if (src[i] >= 0 && src[i] < 3 && src[i] != i)
+			src[i] = (int)ls_child_check(r, LS_STAGE_DUP2, LS_SC3(SYS_fcntl, src[i], F_DUPFD_CLOEXEC, 3));
+	}
+	for (i = 0; i < 3; i++) {
+		if (src[i] < 0)
+			LS_SC1(SYS_close, i);
+		else if (src[i] == i)
+			ls_child_check(r, LS_STAGE_DUP2, LS_SC3(SYS_fcntl, i, F_SETFD, 0));
+		else
+			ls_child_check(r, LS_STAGE_DUP2, LS_SC3(SYS_dup3, src[i], i, 0));
+	}
+}
+
+void ls_child_restrict(struct ls_req *r) {
+	int i;
+
+	for (i = 0; i < r->nrlimits; i++) {
+		struct rlimit64_k rl = {r->rlimits[i].cur, r->rlimits[i].max};
+		ls_child_check(r, LS_STAGE_SETRLIMIT, LS_SC4(SYS_prlimit64, 0, r->rlimits[i].resource, &rl, 0));
+	}
+	if (r->pdeathsig > 0) {
+		ls_child_check(r, LS_STAGE_PDEATHSIG, LS_SC2(SYS_prctl, PR_SET_PDEATHSIG, r->pdeathsig));
+		// The parent may have died before the prctl: then it was
+		// reparented. In a new pid namespace the parent is outside and
+		// getppid is 0 whatever happens, so there is nothing to check.
+		if (!r->new_pidns && LS_SC0(SYS_getppid) != r->parent_pid)
+			fail(r, LS_STAGE_PDEATHSIG, ESRCH);
+	}
+	if (r->normal_scheduling)
+		reset_scheduling(r);
+	if (r->no_new_privs)
+		ls_child_check(r, LS_STAGE_NO_NEW_PRIVS, LS_SC2(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1));
+	if (r->landlock_fd >= 0)
+		ls_child_check(r, LS_STAGE_LANDLOCK, LS_SC2(SYS_landlock_restrict_self, r->landlock_fd, 0));
+	if (r->drop_caps)
+		drop_capabilities(r);
+}
+
+// ls_child_reset_handlers sets the default action of every signal the
+// parent (the Go runtime) catches, every signal still blocked: no handler
+// of the host ever runs in the child. It comes before the seccomp filter,
+// which may deny rt_sigaction.
+void ls_child_reset_handlers(struct ls_req *r) {
+	int i;
+
+	for (i = 1; i < _NSIG; i++) {
+		unsigned long old[8], act[8];
+		if (i == SIGKILL || i == SIGSTOP)
+			continue;
+		// One call sets the default and returns what was there; the
+		// rare ignored signal is put back (still blocked, so nothing
+		// can be delivered in between).
+		memset(act, 0, sizeof act);
+		long ret = LS_SC4(SYS_rt_sigaction, i, act, old, KSIGSETSIZE);
+		if (ret == -EINVAL)
+			continue;
+		ls_child_check(r, LS_STAGE_SIGNALS, ret);
+		if (old[KSA_HANDLER] == (unsigned long)SIG_IGN) {
+			act[KSA_HANDLER] = (unsigned long)SIG_IGN;
+			ls_child_check(r, LS_STAGE_SIGNALS, LS_SC4(SYS_rt_sigaction, i, act, 0, KSIGSETSIZE));
+		}
+	}
+}
+
+void ls_child_unblock(struct ls_req *r) {
+	unsigned long empty[8];
+
+	memset(empty, 0, sizeof empty);
+	ls_child_check(r, LS_STAGE_SIGNALS, LS_SC4(SYS_rt_sigprocmask, SIG_SETMASK, empty, 0, KSIGSETSIZE));
+}
+
+void ls_child_seccomp(struct ls_req *r) {
+	if (r->filter_len > 0) {
+		struct sock_fprog prog = {.len = r->filter_len, .filter = (struct sock_filter *)r->filter};
+		ls_child_check(r, LS_STAGE_SECCOMP, LS_SC3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog));
+	}
+	if (r->tail_filter_len > 0) {
+		struct sock_fprog prog = {.len = r->tail_filter_len, .filter = (struct sock_filter *)r->tail_filter};
+		ls_child_check(r, LS_STAGE_SECCOMP, LS_SC3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog));
+	}
 }
 
 // write_file writes s to path, a file of /proc/self, and returns 0 or an
@@ -271,7 +385,7 @@ static int setup_network(struct ls_req *r) {
 
 static int child_main(void *arg) {
 	struct ls_req *r = arg;
-	int i, err;
+	int err;
 
 	// A user namespace of the child's own maps only the host's uid and
 	// gid, which the command keeps; the capabilities it gives the child
@@ -290,41 +404,8 @@ static int child_main(void *arg) {
 	if (r->join_netns >= 0 && setns(r->join_netns, CLONE_NEWNET) < 0)
 		fail(r, LS_STAGE_NETWORK, errno);
 
-	if (r->cgroup_fd >= 0) {
-		ssize_t n;
-		do {
-			n = write(r->cgroup_fd, "0", 1);
-		} while (n < 0 && errno == EINTR);
-		if (n != 1)
-			fail(r, LS_STAGE_CGROUP, n < 0 ? errno : EIO);
-	}
-
-	if (setsid() < 0)
-		fail(r, LS_STAGE_SETSID, errno);
-
-	// Stdio: first move every source that sits below 3 and is not already
-	// in place out of the way (close-on-exec, so the copies vanish at
-	// execve), so that no dup2 clobbers a source a later one needs.
-	int src[3];
-	for (i = 0; i < 3; i++) {
-		src[i] = r->stdio[i];
-		if (src[i] >= 0 && src[i] < 3 && src[i] != i) {
-			int fd = fcntl(src[i], F_DUPFD_CLOEXEC, 3);
-			if (fd < 0)
-				fail(r, LS_STAGE_DUP2, errno);
-			src[i] = fd;
-		}
-	}
-	for (i = 0; i < 3; i++) {
-		if (src[i] < 0) {
-			close(i);
-		} else if (src[i] == i) {
-			if (fcntl(i, F_SETFD, 0) < 0)
-				fail(r, LS_STAGE_DUP2, errno);
-		} else if (dup2(src[i], i) < 0) {
-			fail(r, LS_STAGE_DUP2, errno);
-		}
-	}
+	ls_child_join(r);
+	ls_child_stdio(r);
 
 	// Nothing else of the host's reaches the command: a descriptor the
 	// host left open without close-on-exec would give it a file or socket
@@ -341,85 +422,16 @@ static int child_main(void *arg) {
 	if (r->dir != NULL && chdir(r->dir) < 0)
 		fail(r, LS_STAGE_CHDIR, errno);
 
-	for (i = 0; i < r->nrlimits; i++) {
-		struct rlimit64_k rl = {r->rlimits[i].cur, r->rlimits[i].max};
-		if (syscall(SYS_prlimit64, 0, r->rlimits[i].resource, &rl, NULL) < 0)
-			fail(r, LS_STAGE_SETRLIMIT, errno);
-	}
-
-	if (r->pdeathsig > 0) {
-		if (prctl(PR_SET_PDEATHSIG, (unsigned long)r->pdeathsig, 0, 0, 0) < 0)
-			fail(r, LS_STAGE_PDEATHSIG, errno);
-		// The parent may have died before the prctl: then it was
-		// reparented. In a new pid namespace the parent is outside and
-		// getppid is 0 whatever happens, so there is nothing to check.
-		if (!r->new_pidns && getppid() != r->parent_pid)
-			fail(r, LS_STAGE_PDEATHSIG, ESRCH);
-	}
-
-	if (r->normal_scheduling)
-		reset_scheduling(r);
-
-	if (r->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		fail(r, LS_STAGE_NO_NEW_PRIVS, errno);
-
-	if (r->landlock_fd >= 0 && syscall(SYS_landlock_restrict_self, r->landlock_fd, 0) < 0)
-		fail(r, LS_STAGE_LANDLOCK, errno);
-
-	if (r->drop_caps)
-		drop_capabilities(r);
-
+	ls_child_restrict(r);
 	// Signals: the handlers are the parent's (the Go runtime's); reset
-	// every one that is caught to the default, then unblock all. This is
-	// done before the seccomp filter is installed, as the filter may deny
-	// rt_sigaction or rt_sigprocmask; a signal that arrives from here on
-	// has its default action, as it would in the command.
-	for (i = 1; i < _NSIG; i++) {
-		unsigned long old[8], act[8];
-		if (i == SIGKILL || i == SIGSTOP)
-			continue;
-		// One call sets the default and returns what was there; the
-		// rare ignored signal is put back (still blocked, so nothing
-		// can be delivered in between).
-		memset(act, 0, sizeof act);
-		if (syscall(SYS_rt_sigaction, i, act, old, KSIGSETSIZE) < 0) {
-			if (errno == EINVAL)
-				continue;
-			fail(r, LS_STAGE_SIGNALS, errno);
-		}
-		if (old[KSA_HANDLER] == (unsigned long)SIG_IGN) {
-			act[KSA_HANDLER] = (unsigned long)SIG_IGN;
-			if (syscall(SYS_rt_sigaction, i, act, NULL, KSIGSETSIZE) < 0)
-				fail(r, LS_STAGE_SIGNALS, errno);
-		}
-	}
-	{
-		unsigned long empty[8];
-		memset(empty, 0, sizeof empty);
-		if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, empty, NULL, KSIGSETSIZE) < 0)
-			fail(r, LS_STAGE_SIGNALS, errno);
-	}
+	// every one that is caught to the default, then unblock all; a signal
+	// that arrives from here on has its default action, as it would in the
+	// command.
+	ls_child_reset_handlers(r);
+	ls_child_unblock(r);
+	ls_child_seccomp(r);
 
-	if (r->filter_len > 0) {
-		struct sock_fprog prog = {
-		    .len = r->filter_len,
-		    .filter = (struct sock_filter *)r->filter,
-		};
-		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-			fail(r, LS_STAGE_SECCOMP, errno);
-	}
-	if (r->tail_filter_len > 0) {
-		struct sock_fprog prog = {
-		    .len = r->tail_filter_len,
-		    .filter = (struct sock_filter *)r->tail_filter,
-		};
-		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-			fail(r, LS_STAGE_SECCOMP, errno);
-	}
-
-	execve(r->path, r->argv, r->envp);
-	fail(r, LS_STAGE_EXECVE, errno);
-	return 0;
+	fail(r, LS_STAGE_EXECVE, -LS_SC3(SYS_execve, r->path, r->argv, r->envp));
 }
 
 // Child stacks are kept for reuse, a few at most, to save the mmap, the
@@ -469,9 +481,34 @@ void ls_put_stack(char *stack) {
 		munmap(stack, ls_stack_size());
 }
 
-int ls_start(struct ls_req *r) {
+int ls_clone(int (*fn)(void *), char *stack, int flags, struct ls_req *r, int *pidfd, volatile int *ctid, int *err) {
 	unsigned long all[8], old[8];
-	int flags, pid, err, status, pidfd = -1;
+	int pid;
+
+	if (r->new_pidns)
+		flags |= CLONE_NEWPID;
+	if (r->new_ipcns)
+		flags |= CLONE_NEWIPC;
+	if (r->new_userns)
+		flags |= CLONE_NEWUSER;
+	if (r->new_mntns)
+		flags |= CLONE_NEWNS;
+	if (r->new_netns)
+		flags |= CLONE_NEWNET;
+	if (r->want_pidfd)
+		flags |= CLONE_PIDFD;
+	// This is pthread_sigmask, made directly: glibc's would leave its own
+	// two internal signals (SIGCANCEL, SIGSETXID) unblocked.
+	memset(all, 0xff, sizeof all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, old, KSIGSETSIZE);
+	pid = clone(fn, stack + ls_stack_size(), flags, r, pidfd, NULL, ctid);
+	*err = errno;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSETSIZE);
+	return pid;
+}
+
+int ls_start(struct ls_req *r) {
+	int pid, err, status, pidfd = -1;
 	char *stack;
 
 	r->stage = LS_STAGE_NONE;
@@ -488,32 +525,10 @@ int ls_start(struct ls_req *r) {
 	}
 
 	r->parent_pid = getpid();
-	flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
-	if (r->new_pidns)
-		flags |= CLONE_NEWPID;
-	if (r->new_ipcns)
-		flags |= CLONE_NEWIPC;
-	if (r->new_userns)
-		flags |= CLONE_NEWUSER;
-	if (r->new_mntns)
-		flags |= CLONE_NEWNS;
-	if (r->new_netns)
-		flags |= CLONE_NEWNET;
-	if (r->want_pidfd)
-		flags |= CLONE_PIDFD;
-
-	// Block every signal in this thread across the clone, so that the
-	// child starts with all blocked and no handler of the host runs in it.
-	// This is pthread_sigmask, made directly: glibc's would leave its own
-	// two internal signals (SIGCANCEL, SIGSETXID) unblocked.
-	memset(all, 0xff, sizeof all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, old, KSIGSETSIZE);
 	// With CLONE_PIDFD the kernel stores the pidfd where the parent_tid
 	// argument points: a pidfd made in the same step as the child, which
 	// no reaper of the host can get ahead of.
-	pid = clone(child_main, stack + ls_stack_size(), flags, r, &pidfd);
-	err = errno;
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSETSIZE);
+	pid = ls_clone(child_main, stack, CLONE_VM | CLONE_VFORK | SIGCHLD, r, &pidfd, NULL, &err);
 	ls_put_stack(stack);
 
 	if (pid < 0) {
@@ -570,28 +585,18 @@ static int probe_main(void *arg) {
 // that is not negative, and exits; it returns 0 when all went well, else -1 with
 // r->stage and r->err set.
 int ls_probe_mounts(struct ls_req *r) {
-	int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWNS, pid, status;
+	int flags = CLONE_VM | CLONE_VFORK | SIGCHLD | CLONE_NEWNS, pid, status, err;
 	char *stack;
 
 	r->stage = LS_STAGE_NONE;
 	r->err = 0;
 	r->mount_kind = r->mount_index = -1;
-	if (r->new_userns)
-		flags |= CLONE_NEWUSER;
-	if (r->new_netns)
-		flags |= CLONE_NEWNET;
 	if ((stack = ls_get_stack()) == NULL) {
 		r->stage = LS_STAGE_STACK;
 		r->err = errno;
 		return -1;
 	}
-	unsigned long all[8], old[8];
-	int err;
-	memset(all, 0xff, sizeof all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, all, old, KSIGSETSIZE);
-	pid = clone(probe_main, stack + ls_stack_size(), flags, r);
-	err = errno;
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSETSIZE);
+	pid = ls_clone(probe_main, stack, flags, r, NULL, NULL, &err);
 	ls_put_stack(stack);
 	if (pid < 0) {
 		r->stage = LS_STAGE_CLONE;

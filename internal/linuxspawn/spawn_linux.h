@@ -110,6 +110,65 @@ struct ls_req {
 	int pidfd; // with want_pidfd, else -1
 };
 
+// ls_raw makes a system call and returns its result, or -errno. On x86_64
+// and arm64 it touches no memory but its arguments' (errno included): a
+// standby runs beside the thread that cloned it, whose C library state
+// (errno) it shares. Elsewhere it goes through syscall(3), and there is no
+// standby.
+#if defined(__x86_64__) || defined(__aarch64__)
+#define LS_RAW_PURE 1
+static inline long ls_raw(long n, long a, long b, long c, long d, long e, long f) {
+#if defined(__x86_64__)
+	long ret;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#else
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+#endif
+}
+#else
+long ls_raw(long n, long a, long b, long c, long d, long e, long f);
+#endif
+#define LS_SC0(n) ls_raw(n, 0, 0, 0, 0, 0, 0)
+#define LS_SC1(n, a) ls_raw(n, (long)(a), 0, 0, 0, 0, 0)
+#define LS_SC2(n, a, b) ls_raw(n, (long)(a), (long)(b), 0, 0, 0, 0)
+#define LS_SC3(n, a, b, c) ls_raw(n, (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define LS_SC4(n, a, b, c, d) ls_raw(n, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
+// The child's steps that a spawned child and a standby share
+// (spawn_linux.c), in ls_raw calls. Each ends the child on failure, with
+// r->stage and r->err set.
+__attribute__((noreturn)) void ls_child_fail(struct ls_req *r, int stage, long err);
+long ls_child_check(struct ls_req *r, int stage, long ret);
+void ls_child_join(struct ls_req *r);           // cgroup, setsid
+void ls_child_stdio(struct ls_req *r);          // r->stdio at 0, 1, 2
+void ls_child_restrict(struct ls_req *r);       // limits, pdeathsig, scheduling, no_new_privs, Landlock, capabilities
+void ls_child_reset_handlers(struct ls_req *r); // every caught signal back to its default
+void ls_child_unblock(struct ls_req *r);        // an empty signal mask
+void ls_child_seccomp(struct ls_req *r);        // filter and tail_filter, where the child installs them
+
+// ls_clone clones fn on stack with flags and the namespaces r asks for,
+// with every signal blocked across the clone, so that no handler of the
+// host runs in the child. It returns the pid, or -1 with *err set.
+int ls_clone(int (*fn)(void *), char *stack, int flags, struct ls_req *r, int *pidfd, volatile int *ctid, int *err);
+
 int ls_start(struct ls_req *r);
 int ls_standby_start(struct ls_req *r);
 int ls_standby_exec(struct ls_req *r);
