@@ -204,15 +204,15 @@ func cloneRefusal(err error) (syscall.Errno, bool) {
 }
 
 func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
-	key, useStandby := r.standbyKey(req.env)
+	sc, useStandby := r.standbyFor(req.env)
 	if useStandby {
-		if c := r.startFromStandby(key, req); c != nil {
-			standbys.refill(key, r)
+		if c := r.startFromStandby(sc, req); c != nil {
+			standbys.refill(sc.key, r, sc.needsTMPDIR)
 			return c, nil
 		}
 		defer func() {
 			if err == nil {
-				standbys.refill(key, r)
+				standbys.refill(sc.key, r, sc.needsTMPDIR)
 			}
 		}()
 	}

@@ -27,7 +27,7 @@ import (
 // it is discarded and the call spawns as usual, which also happens on any
 // failure of the standby. One standby is kept per policy, for a few
 // policies, and none past standbyIdle unused. See docs/performance.md.
-var standbys = &standbyCache{ready: map[string]*standby{}, making: map[string]bool{}}
+var standbys = &standbyCache{ready: map[string]*standby{}, making: map[string]bool{}, seen: map[string]time.Time{}}
 
 // hostSysAdmin is hasSysAdmin, once: a host that loses CAP_SYS_ADMIN later
 // fails its next standby's clone, which stops the standbys.
@@ -36,6 +36,7 @@ var hostSysAdmin = sync.OnceValue(hasSysAdmin)
 const (
 	standbyIdle = 10 * time.Second
 	standbyMax  = 4
+	seenMax     = 64 // keys remembered in seen
 )
 
 // standbyUsedHook, when not nil, is told whether each call that could
@@ -46,7 +47,12 @@ type standbyCache struct {
 	mu     sync.Mutex
 	ready  map[string]*standby
 	making map[string]bool
-	trim   *time.Timer // pending while ready is not empty
+	// seen is when each recent key's last call came: a standby is made
+	// for a key's second call within standbyIdle, not its first, so that
+	// calls whose roots change each time (a new temporary directory, say)
+	// do not each make one that no call takes.
+	seen map[string]time.Time
+	trim *time.Timer // pending while ready is not empty
 	// failed stops the making of standbys after one failed where a plain
 	// spawn would not have (a seccomp policy around the host refusing a
 	// step only a standby takes, say): the calls spawn as before.
@@ -64,26 +70,37 @@ type standby struct {
 	made    time.Time
 }
 
-// standbyKey is what a standby for the call must have been made with,
-// beyond what is checked when it is taken; ok is false for a call that
-// takes no standby: one with the proxy (its network namespace and
-// listener are the call's own), and on a host without CAP_SYS_ADMIN (its
-// user namespace is made by the child).
-func (r *linuxRunner) standbyKey(env []string) (key string, ok bool) {
+// standbyCall is what a call that may take a standby needs of it: the key
+// of the standbys it may take (what one must have been made with, beyond
+// what is checked when it is taken), the command's environment, and
+// whether it gets a private TMPDIR.
+type standbyCall struct {
+	key         string
+	env         []string // with the sandbox's variables, but TMPDIR
+	needsTMPDIR bool
+}
+
+// standbyFor returns the call's standbyCall; ok is false for a call that
+// takes no standby: one with the proxy (its network namespace and listener
+// are the call's own), and on a host without CAP_SYS_ADMIN (its user
+// namespace is made by the child).
+func (r *linuxRunner) standbyFor(env []string) (c standbyCall, ok bool) {
 	if !linuxspawn.StandbySupported || r.network() == seccomp.NetworkLoopback || pidNamespaceRefused.Load() ||
 		!hostSysAdmin() || cgroups() == nil {
-		return "", false
+		return c, false
 	}
 	standbys.mu.Lock()
 	failed := standbys.failed
 	standbys.mu.Unlock()
 	if failed {
-		return "", false
+		return c, false
 	}
-	var b strings.Builder
 	p := r.policy
+	c.env = withSandboxEnv(env, "linux", !p.NetworkAccess)
+	c.needsTMPDIR = !p.FullDiskWriteAccess && needsPrivateTMPDIR(c.env, r.roots)
+	var b strings.Builder
 	for _, f := range []bool{p.NetworkAccess, p.FullDiskWriteAccess, p.BestEffort, ipcNamespaceRefused.Load(),
-		p.ReadOnlySubpaths == nil, !p.FullDiskWriteAccess && needsPrivateTMPDIR(withSandboxEnv(env, "linux", !p.NetworkAccess), r.roots)} {
+		p.ReadOnlySubpaths == nil, c.needsTMPDIR} {
 		b.WriteByte("01"[boolToInt(f)])
 	}
 	for _, n := range []int64{int64(r.abi), int64(p.MaxProcesses), p.MaxFileSize, int64(p.MaxCPUTime), p.MaxAddressSpace} {
@@ -97,7 +114,8 @@ func (r *linuxRunner) standbyKey(env []string) (key string, ok bool) {
 			b.WriteString(s)
 		}
 	}
-	return b.String(), true
+	c.key = b.String()
+	return c, true
 }
 
 func boolToInt(b bool) int {
@@ -107,19 +125,19 @@ func boolToInt(b bool) int {
 	return 0
 }
 
-// startFromStandby starts the call's command in the standby kept for key,
+// startFromStandby starts the call's command in the standby kept for its key,
 // if there is one still good for the call; nil means the call spawns as
 // usual.
-func (r *linuxRunner) startFromStandby(key string, req *spawnRequest) *child {
+func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child {
 	used := false
 	if standbyUsedHook != nil {
 		defer func() { standbyUsedHook(used) }()
 	}
-	s := standbys.take(key)
+	s := standbys.take(sc.key)
 	if s == nil {
 		return nil
 	}
-	env := withSandboxEnv(req.env, "linux", !r.policy.NetworkAccess)
+	env := sc.env
 	if s.tmp != nil {
 		if !s.tmp.pristine() {
 			s.discard()
@@ -294,16 +312,24 @@ func (c *standbyCache) take(key string) *standby {
 }
 
 // refill starts the making of a standby for key, unless one is kept or in
-// the making.
-func (c *standbyCache) refill(key string, r *linuxRunner) {
+// the making, or key's last call is not recent (see seen).
+func (c *standbyCache) refill(key string, r *linuxRunner, needsTMPDIR bool) {
 	c.mu.Lock()
-	if c.failed || c.ready[key] != nil || c.making[key] {
+	last, again := c.seen[key]
+	c.seen[key] = time.Now()
+	if again = again && time.Since(last) < standbyIdle; !again && len(c.seen) > seenMax {
+		for k, t := range c.seen {
+			if time.Since(t) >= standbyIdle || len(c.seen) > seenMax {
+				delete(c.seen, k)
+			}
+		}
+	}
+	if c.failed || !again || c.ready[key] != nil || c.making[key] {
 		c.mu.Unlock()
 		return
 	}
 	c.making[key] = true
 	c.mu.Unlock()
-	needsTMPDIR := key[5] == '1' // see standbyKey
 	go func() {
 		s, err := r.makeStandby(needsTMPDIR)
 		c.mu.Lock()

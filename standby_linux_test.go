@@ -26,6 +26,7 @@ func sbDropAll(t *testing.T) {
 		standbys.mu.Lock()
 		making := len(standbys.making)
 		standbys.dropUnused(0)
+		clear(standbys.seen)
 		standbys.mu.Unlock()
 		if making == 0 || time.Now().After(deadline) {
 			return
@@ -117,8 +118,11 @@ func TestStandbySameConfinement(t *testing.T) {
 	}
 	plain, used := run()
 	assert.False(t, used, "the first call of a policy has no standby")
+	again, used := run()
+	assert.False(t, used, "nor the second, which starts one")
+	assert.Equal(t, plain, again)
 	viaStandby, used := run()
-	assert.True(t, used, "the second call of a policy takes the standby the first started")
+	assert.True(t, used, "the third call of a policy takes the standby the second started")
 	assert.Equal(t, plain, viaStandby)
 	for _, want := range []string{"pid=1 tmp=0", "tmpdir-writable", "root-writable", "outside-denied",
 		"metadata-read-only", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2", "SigBlk:\t0000000000000000"} {
@@ -143,6 +147,7 @@ func TestStandbyDiscardedOnChange(t *testing.T) {
 	run := func(script string) (ExecToolCallOutput, bool) {
 		return sbRun(t, []string{root}, SandboxPolicy{}, script)
 	}
+	run("true")
 	run("true")
 
 	t.Run("a file planted in its TMPDIR", func(t *testing.T) {
@@ -204,6 +209,7 @@ func TestStandbyDropped(t *testing.T) {
 	sbRequire(t)
 	root := lxRealDir(t)
 	sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	sbRun(t, []string{root}, SandboxPolicy{}, "true")
 	sbSettle(t)
 	standbys.mu.Lock()
 	var pids []int
@@ -224,6 +230,7 @@ func TestStandbyKilled(t *testing.T) {
 	sbRequire(t)
 	root := lxRealDir(t)
 	sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	sbRun(t, []string{root}, SandboxPolicy{}, "true")
 	sbSettle(t)
 	standbys.mu.Lock()
 	for _, s := range standbys.ready {
@@ -236,4 +243,18 @@ func TestStandbyKilled(t *testing.T) {
 	assert.Equal(t, "ran\n", out.Stdout)
 	_, used = sbRun(t, []string{root}, SandboxPolicy{}, "echo ran")
 	assert.True(t, used, "standbys go on after one was killed")
+}
+
+// Calls whose roots change each time make no standby: one is made at a
+// policy's second call within standbyIdle.
+func TestStandbyNotForOneOffCalls(t *testing.T) {
+	sbRequire(t)
+	for i := 0; i < 5; i++ {
+		sbRun(t, []string{lxRealDir(t)}, SandboxPolicy{}, "true")
+	}
+	sbSettle(t)
+	standbys.mu.Lock()
+	n := len(standbys.ready)
+	standbys.mu.Unlock()
+	assert.Zero(t, n, "standbys made for calls of roots seen once")
 }
