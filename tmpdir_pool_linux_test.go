@@ -146,6 +146,7 @@ func TestTMPDIRPrivateToItsCall(t *testing.T) {
 // the pool keeps tmpDirPoolSize at most, and removes those unused for
 // tmpDirIdle.
 func TestTMPDIRPoolBounds(t *testing.T) {
+	sbOff(t) // a standby dropped meanwhile gives its TMPDIR to the pool
 	root := t.TempDir()
 	take := func() *callTMPDIR {
 		t.Helper()
@@ -195,6 +196,7 @@ func TestTMPDIRPoolBounds(t *testing.T) {
 // A kept directory that was removed, or replaced, behind the pool's back is
 // not handed out: the call gets a new one.
 func TestTMPDIRKeptOneReplaced(t *testing.T) {
+	sbOff(t) // a standby dropped meanwhile gives its TMPDIR to the pool
 	root := t.TempDir()
 	_, tmp, err := takeTMPDIR(tmpPoolEnv, []string{root})
 	require.NoError(t, err)
@@ -249,6 +251,7 @@ func manyNames(n int) []string {
 // roots hold the host's temporary directory) keeps it from the next call,
 // which gets a new one; the planted one is removed.
 func TestTMPDIRKeptOneWrittenInIsNotHandedOn(t *testing.T) {
+	sbOff(t) // a standby dropped meanwhile gives its TMPDIR to the pool
 	root := t.TempDir()
 	for _, plant := range []func(dir string) error{
 		func(dir string) error { return os.WriteFile(filepath.Join(dir, "planted"), []byte("x"), 0o755) },
