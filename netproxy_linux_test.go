@@ -219,7 +219,9 @@ func TestNetworkProxyEnvironment(t *testing.T) {
 // kind come back to their baseline after 100 calls. The baseline is taken
 // once the namespaces made ahead (netnsSpareCount, each with its listener)
 // are ready: they live as long as the process, and each call that takes
-// one is followed by a new one.
+// one is followed by a new one. Standbys (each with a namespace and a
+// listener too) and kept TMPDIRs (each with its rulesets) are dropped
+// before each look.
 func TestNetworkProxyNoLeaks(t *testing.T) {
 	npRequireNetns(t)
 	plain, _ := npServers(t)
@@ -237,10 +239,15 @@ tunnel.sendall(b"CONNECT localhost:%d HTTP/1.1\r\nProxy-Authorization: Basic %s\
 if b" 200 " not in tunnel.recv(100):
     sys.exit("no tunnel")
 `, npLocalhost(plain.URL)+"/x")
-	out, err := lxRun(t, script, []string{root}, npPolicy)
-	lxRequireOK(t, out, err)
+	// Three calls: the third takes a standby.
+	for i := 0; i < 3; i++ {
+		out, err := lxRun(t, script, []string{root}, npPolicy)
+		lxRequireOK(t, out, err)
+		sbSettle(t)
+	}
 	waitNetnsSpare()
 	mnsDropKept(t) // kept mount namespaces are not the proxy's
+	tmpDropKept()  // nor are kept TMPDIRs and their rulesets
 	npDropSplicePipes()
 	goroutines, fds := runtime.NumGoroutine(), npOpenFds(t)
 	for i := 0; i < 100; i++ {
@@ -252,6 +259,7 @@ if b" 200 " not in tunnel.recv(100):
 	for time.Now().Before(deadline) && (runtime.NumGoroutine() > goroutines || npFdsGrown(fds, npOpenFds(t)) != nil) {
 		time.Sleep(20 * time.Millisecond)
 		mnsDropKept(t)
+		tmpDropKept()
 		npDropSplicePipes()
 	}
 	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "goroutines")

@@ -132,8 +132,10 @@ func TestSoak(t *testing.T) {
 	}
 	warm.Wait()
 	// Kept mount namespaces (two descriptors and a watching goroutine, for
-	// 10 s unused) are dropped before each measure.
+	// 10 s unused), standbys and kept TMPDIRs are dropped before each
+	// measure.
 	mnsDropKept(t)
+	tmpDropKept()
 	base := soakMeasure(t, cgroupParent)
 	base.log(t, "baseline")
 
@@ -171,6 +173,7 @@ func TestSoak(t *testing.T) {
 	settleStart := time.Now()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		mnsDropKept(t)
+		tmpDropKept()
 		after = soakMeasure(t, cgroupParent)
 		if (after.goroutines <= base.goroutines && after.fds <= base.fds &&
 			after.children <= base.children && after.cgroups <= base.cgroups+cgroup.PoolSize) || time.Now().After(deadline) {

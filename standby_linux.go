@@ -13,13 +13,15 @@ import (
 	"github.com/agentbox/sandboxexec/internal/cgroup"
 	"github.com/agentbox/sandboxexec/internal/linuxspawn"
 	"github.com/agentbox/sandboxexec/internal/seccomp"
+	"golang.org/x/sys/unix"
 )
 
 // After a call on a host with CAP_SYS_ADMIN, a child for the next call of
 // the same policy is started in the background (linuxspawn.Standby): it
 // clones into its PID and IPC namespaces, joins its cgroup and its kept
-// mount namespace, and restricts itself (limits, no_new_privs, Landlock,
-// capabilities, seccomp), then waits. The next call hands it the command,
+// mount namespace (and, under AllowedDomains, a network namespace made for
+// it with the proxy's listener), and restricts itself (limits,
+// no_new_privs, Landlock, capabilities, seccomp), then waits. The next call hands it the command,
 // which leaves it only stdio, the working directory and the execve: the
 // clone and the rest are off the call's path. A standby is used only while
 // everything it was made with is what the call would get (the same
@@ -27,7 +29,7 @@ import (
 // it is discarded and the call spawns as usual, which also happens on any
 // failure of the standby. One standby is kept per policy, for a few
 // policies, and none past standbyIdle unused. See docs/performance.md.
-var standbys = &standbyCache{ready: map[string]*standby{}, making: map[string]bool{}, seen: map[string]time.Time{}}
+var standbys = &standbyCache{ready: map[string]*standby{}, making: map[string]*standbyMaking{}, seen: map[string]time.Time{}}
 
 // hostSysAdmin is hasSysAdmin, once: a host that loses CAP_SYS_ADMIN later
 // fails its next standby's clone, which stops the standbys.
@@ -39,14 +41,22 @@ const (
 	seenMax     = 64 // keys remembered in seen
 )
 
+// standbyWait bounds how long a call waits for the standby in the making
+// for its key (see take); a variable for tests.
+var standbyWait = 5 * time.Millisecond
+
 // standbyUsedHook, when not nil, is told whether each call that could
-// use a standby did (tests).
-var standbyUsedHook func(used bool)
+// use a standby did; standbyMakingHook, when not nil, runs before each
+// standby is made (tests).
+var (
+	standbyUsedHook   func(used bool)
+	standbyMakingHook func()
+)
 
 type standbyCache struct {
 	mu     sync.Mutex
 	ready  map[string]*standby
-	making map[string]bool
+	making map[string]*standbyMaking
 	// seen is when each recent key's last call came: a standby is made
 	// for a key's second call within standbyIdle, not its first, so that
 	// calls whose roots change each time (a new temporary directory, say)
@@ -59,6 +69,12 @@ type standbyCache struct {
 	failed bool
 }
 
+// standbyMaking is a standby in the making.
+type standbyMaking struct {
+	done    chan struct{} // closed once it is ready, or failed
+	awaited bool          // a call waits for it
+}
+
 type standby struct {
 	sb      *linuxspawn.Standby
 	tmp     *callTMPDIR
@@ -68,6 +84,9 @@ type standby struct {
 	ruleset int                   // the Landlock ruleset it restricted itself with; -1 for none
 	done    func()                // lets go of the ruleset
 	made    time.Time
+	// listener listens on proxyAddr in the network namespace the standby
+	// joined, for the proxy of the call that takes it; -1 for none.
+	listener int
 }
 
 // standbyCall is what a call that may take a standby needs of it: the key
@@ -81,12 +100,10 @@ type standbyCall struct {
 }
 
 // standbyFor returns the call's standbyCall; ok is false for a call that
-// takes no standby: one with the proxy (its network namespace and listener
-// are the call's own), and on a host without CAP_SYS_ADMIN (its user
-// namespace is made by the child).
+// takes no standby: on a host without CAP_SYS_ADMIN (its user namespace is
+// made by the child), or without the pids cgroup.
 func (r *linuxRunner) standbyFor(env []string) (c standbyCall, ok bool) {
-	if !linuxspawn.StandbySupported || r.network() == seccomp.NetworkLoopback || pidNamespaceRefused.Load() ||
-		!hostSysAdmin() || cgroups() == nil {
+	if !linuxspawn.StandbySupported || pidNamespaceRefused.Load() || !hostSysAdmin() || cgroups() == nil {
 		return c, false
 	}
 	standbys.mu.Lock()
@@ -103,7 +120,7 @@ func (r *linuxRunner) standbyFor(env []string) (c standbyCall, ok bool) {
 		p.ReadOnlySubpaths == nil, c.needsTMPDIR} {
 		b.WriteByte("01"[boolToInt(f)])
 	}
-	for _, n := range []int64{int64(r.abi), int64(p.MaxProcesses), p.MaxFileSize, int64(p.MaxCPUTime), p.MaxAddressSpace} {
+	for _, n := range []int64{int64(r.network()), int64(r.abi), int64(p.MaxProcesses), p.MaxFileSize, int64(p.MaxCPUTime), p.MaxAddressSpace} {
 		b.WriteByte(' ')
 		b.WriteString(strconv.FormatInt(n, 10))
 	}
@@ -154,12 +171,32 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child
 		s.discard()
 		return nil
 	}
+	var proxy callProxy
+	if s.listener >= 0 {
+		// The proxy serves before the command runs, which then has its
+		// listener from the start, as a spawned one does.
+		if proxy, err = startCallProxy(r.policy); err == nil {
+			env = proxyEnv(env, proxy, proxyAddr)
+			err = serveProxy(proxy, s.listener)
+			s.listener = -1
+		}
+		if err != nil {
+			if proxy != nil {
+				proxy.Close()
+			}
+			s.discard()
+			return nil
+		}
+	}
 	var stdio [3]int
 	for i, f := range req.stdio {
 		stdio[i] = int(f.Fd())
 	}
 	pid, pidfd, err := s.sb.Exec(req.path, req.argv, env, dir, stdio)
 	if err != nil {
+		if proxy != nil {
+			proxy.Close()
+		}
 		// The spawn that follows reports what is wrong with the call; a
 		// step that only a standby takes failing stops the standbys.
 		if se, ok := err.(*linuxspawn.StageError); !ok || (se.Stage != "execve" && se.Stage != "chdir" && se.Err != syscall.ESRCH) {
@@ -172,13 +209,16 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child
 	}
 	used = true
 	s.letGo()
-	c, err := adoptChild(pid, pidfd, true, s.group, s.tmp, nil)
+	c, err := adoptChild(pid, pidfd, true, s.group, s.tmp, proxy)
 	if err != nil {
 		// Out of descriptors: the command runs, and nothing could wait
 		// for it.
 		abandon(pid, pidfd)
 		s.group.Remove()
 		s.tmp.release(false)
+		if proxy != nil {
+			proxy.Close()
+		}
 		return nil
 	}
 	return c
@@ -226,10 +266,11 @@ func (m fsMasks) key() string {
 
 // makeStandby starts a standby for the calls of r.
 func (r *linuxRunner) makeStandby(needsTMPDIR bool) (_ *standby, err error) {
-	s := &standby{ruleset: -1, done: func() {}, made: time.Now(), masks: r.masks.key()}
+	s := &standby{ruleset: -1, listener: -1, done: func() {}, made: time.Now(), masks: r.masks.key()}
 	defer func() {
 		if err != nil {
 			s.letGo()
+			s.closeListener()
 			if s.group != nil {
 				s.group.Remove()
 			}
@@ -272,6 +313,15 @@ func (r *linuxRunner) makeStandby(needsTMPDIR bool) (_ *standby, err error) {
 		return nil, errNoStandby
 	}
 	attr.CgroupProcsFD = s.group.ProcsFD()
+	if r.network() == seccomp.NetworkLoopback {
+		n, err := makeNetns()
+		if err != nil {
+			return nil, errNoStandby // the call's own spawn reports it
+		}
+		defer unix.Close(n.ns) // the standby has joined it, or is gone
+		s.listener = n.listener
+		attr.Network = &linuxspawn.Network{Namespace: n.ns}
+	}
 	if s.sb, err = linuxspawn.NewStandby(attr); err != nil {
 		return nil, err
 	}
@@ -291,10 +341,19 @@ func (s *standby) letGo() {
 	}
 }
 
+// closeListener closes the proxy listener of a standby no call will use.
+func (s *standby) closeListener() {
+	if s.listener >= 0 {
+		unix.Close(s.listener)
+		s.listener = -1
+	}
+}
+
 // discard kills s's child and lets go of all it held.
 func (s *standby) discard() {
 	s.sb.Close()
 	s.letGo()
+	s.closeListener()
 	// Its only process, reaped: the cgroup is empty, and nothing ran in
 	// the TMPDIR.
 	s.group.ReleaseEmpty()
@@ -302,11 +361,30 @@ func (s *standby) discard() {
 }
 
 // take returns the standby kept for key, if any, which the caller then
-// uses or discards.
+// uses or discards. One still in the making is waited for, up to
+// standbyWait and by one call only: its clone and set-up are under way, and
+// further along than a spawn the call would start (calls of one policy
+// that follow each other closely, as in a loop, find it so).
 func (c *standbyCache) take(key string) *standby {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	s := c.ready[key]
+	delete(c.ready, key)
+	m := c.making[key]
+	if s != nil || m == nil || m.awaited {
+		c.mu.Unlock()
+		return s
+	}
+	m.awaited = true
+	c.mu.Unlock()
+	wait := time.NewTimer(standbyWait)
+	select {
+	case <-m.done:
+	case <-wait.C:
+	}
+	wait.Stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s = c.ready[key]
 	delete(c.ready, key)
 	return s
 }
@@ -324,16 +402,22 @@ func (c *standbyCache) refill(key string, r *linuxRunner, needsTMPDIR bool) {
 			}
 		}
 	}
-	if c.failed || !again || c.ready[key] != nil || c.making[key] {
+	if c.failed || !again || c.ready[key] != nil || c.making[key] != nil {
 		c.mu.Unlock()
 		return
 	}
-	c.making[key] = true
+	m := &standbyMaking{done: make(chan struct{})}
+	c.making[key] = m
 	c.mu.Unlock()
+	hook := standbyMakingHook
 	go func() {
+		if hook != nil {
+			hook()
+		}
 		s, err := r.makeStandby(needsTMPDIR)
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		defer close(m.done)
 		delete(c.making, key)
 		if err != nil {
 			// The child failed a step: the host refuses what a standby

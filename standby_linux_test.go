@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,4 +258,78 @@ func TestStandbyNotForOneOffCalls(t *testing.T) {
 	n := len(standbys.ready)
 	standbys.mu.Unlock()
 	assert.Zero(t, n, "standbys made for calls of roots seen once")
+}
+
+// Under AllowedDomains a standby waits in a network namespace made for it,
+// with the proxy's listener; the call that takes it gets its own proxy
+// there: an allowed name is reached, another refused and listed.
+func TestStandbyAllowedDomains(t *testing.T) {
+	sbRequire(t)
+	npRequireNetns(t)
+	plain, _ := npServers(t)
+	root := lxRealDir(t)
+	script := `readlink /proc/self/ns/net
+python3 - "$1" "$2" <<'PY'
+import sys, urllib.request
+for u in sys.argv[1:]:
+    try:
+        print(urllib.request.urlopen(u, timeout=10).read().decode())
+    except Exception as e:
+        print("refused", getattr(e, "code", e))
+PY`
+	run := func() (ExecToolCallOutput, bool) {
+		sbSettle(t)
+		var used bool
+		old := standbyUsedHook
+		standbyUsedHook = func(u bool) { used = u }
+		defer func() { standbyUsedHook = old }()
+		out, err := lxRun(t, append(lxSh(script), npLocalhost(plain.URL)+"/a", plain.URL+"/b"), []string{root}, npPolicy)
+		lxRequireOK(t, out, err)
+		return out, used
+	}
+	host, err := os.Readlink("/proc/self/ns/net")
+	require.NoError(t, err)
+	for i, wantUsed := range []bool{false, false, true, true} {
+		out, used := run()
+		assert.Equal(t, wantUsed, used, "call %d", i)
+		ns, rest, _ := strings.Cut(out.Stdout, "\n")
+		assert.NotEqual(t, host, ns, "call %d", i)
+		assert.Equal(t, "hello from /a\nrefused 403\n", rest, "call %d", i)
+		assert.Equal(t, []string{strings.TrimPrefix(plain.URL, "http://")}, out.DeniedHosts, "call %d", i)
+	}
+}
+
+// A call that comes while the standby for it is in the making waits for it,
+// within standbyWait; past that, it spawns, and the standby is kept for the
+// next call.
+func TestStandbyInTheMaking(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	oldWait := standbyWait
+	defer func() { standbyWait, standbyMakingHook = oldWait, nil }()
+	run := func(delay time.Duration) bool {
+		standbyMakingHook = func() { time.Sleep(delay) }
+		var used bool
+		standbyUsedHook = func(u bool) { used = u }
+		defer func() { standbyUsedHook = nil }()
+		out, err := lxRun(t, lxSh("echo ran"), []string{root}, SandboxPolicy{})
+		lxRequireOK(t, out, err)
+		assert.Equal(t, "ran\n", out.Stdout)
+		return used
+	}
+	standbyWait = 10 * time.Second
+	run(0)
+	run(200 * time.Millisecond) // the second call starts one, made slowly
+	start := time.Now()
+	assert.True(t, run(0), "the standby in the making is waited for")
+	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
+
+	standbyWait = time.Millisecond
+	sbSettle(t)
+	assert.True(t, run(300*time.Millisecond), "takes the one made, and starts one made slowly")
+	start = time.Now()
+	assert.False(t, run(0), "a standby ready only past standbyWait")
+	assert.Less(t, time.Since(start), 250*time.Millisecond)
+	sbSettle(t)
+	assert.True(t, run(0), "the next call takes it")
 }

@@ -270,3 +270,14 @@ func TestTMPDIRKeptOneWrittenInIsNotHandedOn(t *testing.T) {
 		again.release(false)
 	}
 }
+
+// tmpDropKept removes the TMPDIRs the pool keeps, with the rulesets each
+// caches: for tests that count descriptors.
+func tmpDropKept() {
+	tmpDirs.mu.Lock()
+	for _, tmp := range tmpDirs.idle {
+		tmp.idle = time.Now().Add(-2 * tmpDirIdle)
+	}
+	tmpDirs.mu.Unlock()
+	tmpDirs.trimIdle()
+}

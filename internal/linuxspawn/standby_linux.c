@@ -1,12 +1,12 @@
 //go:build linux && cgo
 
 // Standbys: a child cloned ahead of its command, which takes every step of
-// the spawn that does not depend on the command (cgroup, session, mount
-// namespace, limits, no_new_privs, Landlock, capabilities, signal handlers),
-// and then waits for ls_standby_exec to hand it the command, its stdio and
-// its working directory. The call that uses it pays for the last steps and
-// the execve only; the clone and the rest were paid for beforehand, off the
-// call's path.
+// the spawn that does not depend on the command (network namespace,
+// cgroup, session, mount namespace, limits, no_new_privs, Landlock,
+// capabilities, signal handlers), and then waits for ls_standby_exec to hand
+// it the command, its stdio and its working directory. The call that uses it
+// pays for the last steps and the execve only; the clone and the rest were
+// paid for beforehand, off the call's path.
 //
 // A standby shares the host's memory (CLONE_VM) and descriptor table
 // (CLONE_FILES) while it waits, without suspending the thread that cloned it
@@ -66,6 +66,8 @@ static int standby_main(void *arg) {
 	struct ls_req *r = arg;
 
 	// The steps that do not depend on the command, in child_main's order.
+	if (r->join_netns >= 0)
+		ls_child_check(r, LS_STAGE_NETWORK, LS_SC2(SYS_setns, r->join_netns, CLONE_NEWNET));
 	ls_child_join(r);
 	if (r->join_mntns >= 0)
 		ls_child_check(r, LS_STAGE_MOUNT, LS_SC2(SYS_setns, r->join_mntns, CLONE_NEWNS));

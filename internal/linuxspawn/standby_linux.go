@@ -23,9 +23,9 @@ var StandbySupported = C.ls_standby_supported() != 0
 
 // Standby is a child cloned ahead of its command (standby_linux.c). It has
 // taken every step of Start that does not depend on the command: the
-// namespaces of the clone, the cgroup, setsid, MountNamespace, Rlimits,
-// Pdeathsig, NormalScheduling, NoNewPrivs, LandlockRulesetFD, capabilities
-// and the signal handlers; and it waits. Exec hands it the command, which
+// namespaces of the clone, the cgroup, setsid, Network.Namespace,
+// MountNamespace, Rlimits, Pdeathsig, NormalScheduling, NoNewPrivs,
+// LandlockRulesetFD, capabilities and the signal handlers; and it waits. Exec hands it the command, which
 // leaves it only stdio, the working directory, the signal mask and the
 // execve to do. A standby that is never used must be closed.
 type Standby struct {
@@ -36,14 +36,15 @@ type Standby struct {
 }
 
 // NewStandby starts a standby for a, which Start would otherwise have
-// spawned. a's Path, Argv, Env, Dir and Stdio are ignored (Exec gives them);
-// Mounts and Network are refused. The descriptors of a need to stay open
-// only until NewStandby returns.
+// spawned. a's Path, Argv, Env, Dir and Stdio are ignored (Exec gives them).
+// It makes no namespace of its own but PID and IPC: Mounts, and a Network
+// other than one to join (Network.Namespace), are refused. The descriptors
+// of a need to stay open only until NewStandby returns.
 func NewStandby(a Attr) (*Standby, error) {
 	if !StandbySupported {
 		return nil, errors.New("linuxspawn: no standby on this architecture")
 	}
-	if a.Mounts != nil || a.Network != nil || a.SeccompTailFilter != nil {
+	if a.Mounts != nil || a.Network != nil && a.Network.Namespace <= 0 || a.SeccompTailFilter != nil {
 		return nil, errors.New("linuxspawn: a standby makes no namespace of its own but PID and IPC")
 	}
 	a.Path, a.Argv, a.Env, a.Dir = "", nil, nil, ""

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -151,9 +152,56 @@ func TestStandbyRefusesNamespaces(t *testing.T) {
 	_, err := NewStandby(a)
 	assert.Error(t, err)
 	a = standbyAttr(t)
-	a.Network = &Network{}
+	a.Network = &Network{ProxyPort: 3128}
 	_, err = NewStandby(a)
-	assert.Error(t, err)
+	assert.Error(t, err, "a network namespace of its own")
+}
+
+// A standby joins the network namespace it is given before it waits: the
+// command is in it, and the caller's namespace is its own still.
+func TestStandbyJoinsNetworkNamespace(t *testing.T) {
+	requireRoot(t)
+	ns, inode := newNetworkNamespace(t)
+	a := standbyAttr(t)
+	a.Network = &Network{Namespace: ns}
+	s, err := NewStandby(a)
+	require.NoError(t, err)
+	defer s.Close()
+	unix.Close(ns) // joined: the standby holds it
+	before, err := os.Readlink("/proc/self/ns/net")
+	require.NoError(t, err)
+	out, code := execStandby(t, s, "", "readlink /proc/self/ns/net; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, inode+"\nlo\n", out)
+	after, err := os.Readlink("/proc/self/ns/net")
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+}
+
+// newNetworkNamespace makes a network namespace from a thread that does
+// not come back to the runtime, and returns a descriptor of it and its
+// name (net:[inode]).
+func newNetworkNamespace(t *testing.T) (int, string) {
+	t.Helper()
+	type made struct {
+		fd  int
+		err error
+	}
+	c := make(chan made, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			c <- made{-1, err}
+			return
+		}
+		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		c <- made{fd, err}
+	}()
+	m := <-c
+	require.NoError(t, m.err)
+	name, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", m.fd))
+	require.NoError(t, err)
+	return m.fd, name
 }
 
 // The host's descriptors that the standby shared while it waited do not
