@@ -126,6 +126,25 @@ static void reap(struct ls_req *r) {
 	release(r);
 }
 
+// spin_state spins, yielding, while r->sb_state is from, for up to
+// budget_ns. A caller that sleeps through a standby's execve is woken by it
+// (the kernel clears sb_state at the execve's point of no return), often
+// onto the CPU where the command goes on running, behind it: the caller's
+// work after the hand-off then waits for the command. Spinning keeps the
+// caller on its own CPU; yielding lets the standby have it where it was
+// woken there (one CPU).
+static void spin_state(struct ls_req *r, int from, long budget_ns) {
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (__atomic_load_n(&r->sb_state, __ATOMIC_ACQUIRE) == from) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > budget_ns)
+			return;
+	}
+}
+
 // wait_state waits while r->sb_state is from, and returns what it became.
 static int wait_state(struct ls_req *r, int from) {
 	int s;
@@ -192,6 +211,7 @@ int ls_standby_exec(struct ls_req *r) {
 	if (__atomic_load_n(&r->sb_state, __ATOMIC_ACQUIRE) == 1) {
 		__atomic_store_n(&r->sb_go, 1, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &r->sb_go, FUTEX_WAKE, 1, NULL, NULL, 0);
+		spin_state(r, 1, 1000000); // 1 ms: a few times the usual hand-off
 		wait_state(r, 1);
 	}
 	if (r->stage == LS_STAGE_NONE && r->sb_execing) {
