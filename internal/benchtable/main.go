@@ -23,8 +23,8 @@
 //   - capture: 1 GiB from head and from dd through ProcessExecToolCall
 //     (SandboxNone), with the host's heap growth during the call, against
 //     `head | cat >/dev/null` (the floor), a reader that splices the pipe to
-//     /dev/null (copying nothing, the least work a reader can do) and
-//     `head >/dev/null`;
+//     /dev/null (copying nothing, the least work a reader can do),
+//     `head >/dev/null`, and `dd | cat >/dev/null` (dd's own pipeline);
 //   - concurrency: sandboxed /bin/true with 1, 8 and 64 calls in flight, and
 //     bare os/exec with 1 and 8 in flight for reference: what this machine
 //     allows any spawner;
@@ -296,7 +296,12 @@ func run(cfg config) (missed bool, err error) {
 	keepNothing := &row{name: "head | splice to /dev/null (copies nothing)", measure: func(r *row) error {
 		return r.timed(1, func() error { return spliceAway(headCmd, cfg.captureBytes) })
 	}}
-	capture := []*row{catCap, headCap, ddCap, keepNothing, nullCap}
+	// dd's own pipeline, beside head's: the target compares the dd capture
+	// with head's, the context line with the same writer's.
+	ddCat := &row{name: "sh: dd bs=1M | cat >/dev/null", measure: func(r *row) error {
+		return r.timed(1, exec.Command("sh", "-c", strings.Join(ddCmd, " ")+" | cat >/dev/null").Run)
+	}}
+	capture := []*row{catCap, headCap, ddCap, keepNothing, nullCap, ddCat}
 
 	// Concurrency rows.
 	concRow := func(name string, f func() error, inFlight int, skip string) *row {
@@ -515,6 +520,8 @@ func run(cfg config) (missed bool, err error) {
 	context("capture head, writer without a pipe / | cat", catCap.median()/nullCap.median(),
 		"no reader makes head faster than writing to /dev/null", nullCap, catCap)
 	check("capture dd, throughput / | cat", catCap.median()/ddCap.median(), ">=", 1.3, "", ddCap, catCap)
+	context("capture dd, throughput / dd | cat", ddCat.median()/ddCap.median(),
+		"the same writer's pipeline", ddCap, ddCat)
 	check("capture heap growth, MiB (max of head, dd)", float64(max(headCap.growth, ddCap.growth))/mib, "<=", 1, "", headCap, ddCap)
 	check("sandboxed 8 in flight / 1 in flight, calls/s", conc1.median()/conc8.median(), ">=", bare1.median()/bare8.median(),
 		"bare os/exec's own 8 / 1 in flight", conc1, conc8, bare1, bare8)
