@@ -63,17 +63,32 @@ func sbRequire(t *testing.T) {
 	sbDropAll(t)
 }
 
-// sbRun runs script sandboxed once a standby for it may be ready (the one
-// the last call started), and says whether the call used one.
-func sbRun(t *testing.T, roots []string, policy SandboxPolicy, script string) (out ExecToolCallOutput, used bool) {
+// sbRun runs script with args sandboxed once a standby for it may be ready
+// (the one the last call started), and says whether the call used one.
+func sbRun(t *testing.T, roots []string, policy SandboxPolicy, script string, args ...string) (out ExecToolCallOutput, used bool) {
 	t.Helper()
 	sbSettle(t)
 	old := standbyUsedHook
 	standbyUsedHook = func(u bool) { used = u }
 	defer func() { standbyUsedHook = old }()
-	out, err := lxRun(t, lxSh(script), roots, policy)
+	out, err := lxRun(t, lxSh(script, args...), roots, policy)
 	require.NoError(t, err)
 	return out, used
+}
+
+// sbReady runs two calls of the zero policy with root, so that a standby
+// is made for the next, and returns the pids of the standbys ready.
+func sbReady(t *testing.T, root string) (pids []int) {
+	t.Helper()
+	sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	sbSettle(t)
+	standbys.mu.Lock()
+	defer standbys.mu.Unlock()
+	for _, s := range standbys.ready {
+		pids = append(pids, s.sb.Pid())
+	}
+	return pids
 }
 
 // sbSettle waits for the standbys in the making.
@@ -208,16 +223,7 @@ func TestStandbyDiscardedOnChange(t *testing.T) {
 // left of what it held.
 func TestStandbyDropped(t *testing.T) {
 	sbRequire(t)
-	root := lxRealDir(t)
-	sbRun(t, []string{root}, SandboxPolicy{}, "true")
-	sbRun(t, []string{root}, SandboxPolicy{}, "true")
-	sbSettle(t)
-	standbys.mu.Lock()
-	var pids []int
-	for _, s := range standbys.ready {
-		pids = append(pids, s.sb.Pid())
-	}
-	standbys.mu.Unlock()
+	pids := sbReady(t, lxRealDir(t))
 	require.Len(t, pids, 1)
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pids[0]))
 	require.NoError(t, err)
@@ -230,14 +236,9 @@ func TestStandbyDropped(t *testing.T) {
 func TestStandbyKilled(t *testing.T) {
 	sbRequire(t)
 	root := lxRealDir(t)
-	sbRun(t, []string{root}, SandboxPolicy{}, "true")
-	sbRun(t, []string{root}, SandboxPolicy{}, "true")
-	sbSettle(t)
-	standbys.mu.Lock()
-	for _, s := range standbys.ready {
-		require.NoError(t, unix.Kill(s.sb.Pid(), unix.SIGKILL))
+	for _, pid := range sbReady(t, root) {
+		require.NoError(t, unix.Kill(pid, unix.SIGKILL))
 	}
-	standbys.mu.Unlock()
 	time.Sleep(20 * time.Millisecond)
 	out, used := sbRun(t, []string{root}, SandboxPolicy{}, "echo ran")
 	assert.False(t, used)
@@ -277,20 +278,11 @@ for u in sys.argv[1:]:
     except Exception as e:
         print("refused", getattr(e, "code", e))
 PY`
-	run := func() (ExecToolCallOutput, bool) {
-		sbSettle(t)
-		var used bool
-		old := standbyUsedHook
-		standbyUsedHook = func(u bool) { used = u }
-		defer func() { standbyUsedHook = old }()
-		out, err := lxRun(t, append(lxSh(script), npLocalhost(plain.URL)+"/a", plain.URL+"/b"), []string{root}, npPolicy)
-		lxRequireOK(t, out, err)
-		return out, used
-	}
 	host, err := os.Readlink("/proc/self/ns/net")
 	require.NoError(t, err)
 	for i, wantUsed := range []bool{false, false, true, true} {
-		out, used := run()
+		out, used := sbRun(t, []string{root}, npPolicy, script, npLocalhost(plain.URL)+"/a", plain.URL+"/b")
+		require.Equal(t, 0, out.ExitCode, "call %d: %s", i, out.Stderr)
 		assert.Equal(t, wantUsed, used, "call %d", i)
 		ns, rest, _ := strings.Cut(out.Stdout, "\n")
 		assert.NotEqual(t, host, ns, "call %d", i)
