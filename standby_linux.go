@@ -21,9 +21,10 @@ import (
 // clones into its PID and IPC namespaces, joins its cgroup and its kept
 // mount namespace (and, under AllowedDomains, a network namespace made for
 // it with the proxy's listener), and restricts itself (limits,
-// no_new_privs, Landlock, capabilities, seccomp), then waits. The next call hands it the command,
-// which leaves it only stdio, the working directory and the execve: the
-// clone and the rest are off the call's path. A standby is used only while
+// no_new_privs, Landlock, capabilities, seccomp), then waits. The next
+// call hands it the command, which leaves it only stdio, the working
+// directory and the execve: the clone and the rest are off the call's
+// path. A standby is used only while
 // everything it was made with is what the call would get (the same
 // ruleset, the same kept mount namespace, an untouched TMPDIR); otherwise
 // it is discarded and the call spawns as usual, which also happens on any
@@ -172,6 +173,13 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child
 		return nil
 	}
 	var proxy callProxy
+	drop := func() *child {
+		if proxy != nil {
+			proxy.Close()
+		}
+		s.discard()
+		return nil
+	}
 	if s.listener >= 0 {
 		// The proxy serves before the command runs, which then has its
 		// listener from the start, as a spawned one does.
@@ -181,11 +189,7 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child
 			s.listener = -1
 		}
 		if err != nil {
-			if proxy != nil {
-				proxy.Close()
-			}
-			s.discard()
-			return nil
+			return drop()
 		}
 	}
 	var stdio [3]int
@@ -194,9 +198,6 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child
 	}
 	pid, pidfd, err := s.sb.Exec(req.path, req.argv, env, dir, stdio)
 	if err != nil {
-		if proxy != nil {
-			proxy.Close()
-		}
 		// The spawn that follows reports what is wrong with the call; a
 		// step that only a standby takes failing stops the standbys.
 		if se, ok := err.(*linuxspawn.StageError); !ok || (se.Stage != "execve" && se.Stage != "chdir" && se.Err != syscall.ESRCH) {
@@ -204,8 +205,7 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child
 			standbys.failed = true
 			standbys.mu.Unlock()
 		}
-		s.discard()
-		return nil
+		return drop()
 	}
 	used = true
 	s.letGo()

@@ -25,9 +25,10 @@ var StandbySupported = C.ls_standby_supported() != 0
 // taken every step of Start that does not depend on the command: the
 // namespaces of the clone, the cgroup, setsid, Network.Namespace,
 // MountNamespace, Rlimits, Pdeathsig, NormalScheduling, NoNewPrivs,
-// LandlockRulesetFD, capabilities and the signal handlers; and it waits. Exec hands it the command, which
-// leaves it only stdio, the working directory, the signal mask and the
-// execve to do. A standby that is never used must be closed.
+// LandlockRulesetFD, capabilities and the signal handlers; and it waits.
+// Exec hands it the command, which leaves it only stdio, the working
+// directory, the signal mask and the execve to do. A standby that is never
+// used must be closed.
 type Standby struct {
 	mu    sync.Mutex
 	req   *C.struct_ls_req // C memory the child reads until it execs; nil once done
