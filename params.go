@@ -411,7 +411,7 @@ func (c *config) environ() []string {
 
 // filterSecrets drops variables whose names look like they hold credentials.
 func filterSecrets(env []string) []string {
-	kept := env[:0:0]
+	kept := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		if containsSecretWord(name) {
@@ -428,24 +428,41 @@ var secretWords = [...]string{"KEY", "SECRET", "TOKEN", "PASSWORD"}
 // containsSecretWord says whether name contains KEY, SECRET, TOKEN or
 // PASSWORD under Unicode case folding, so that the Kelvin sign (U+212A)
 // counts as K and the long s (U+017F) as S; strings.ToUpper misses the first.
-// Names are nearly always ASCII, and are then matched without decoding
-// runes: filtering the host's environment is on every call's path.
+// Names are nearly always ASCII, and are then matched a byte at a time
+// against secretStarts: filtering the host's environment is on every call's
+// path.
 func containsSecretWord(name string) bool {
 	for i := 0; i < len(name); i++ {
-		if name[i] >= utf8.RuneSelf {
+		m := secretStarts[name[i]]
+		if m == 0 {
+			continue
+		}
+		if m == nonASCII {
 			return containsSecretWordFolded(name)
 		}
-	}
-	for i := 0; i < len(name); i++ {
-		upper := name[i] &^ 0x20 // only letters fold onto letters this way
-		for _, w := range secretWords {
-			if upper == w[0] && hasASCIIFoldPrefix(name[i:], w) {
+		for j, w := range secretWords {
+			if m&(1<<j) != 0 && hasASCIIFoldPrefix(name[i:], w) {
 				return true
 			}
 		}
 	}
 	return false
 }
+
+// secretStarts gives, for each byte, the set of secretWords (bit i for
+// word i) that start with it in either case, or nonASCII.
+var secretStarts = func() (t [256]uint8) {
+	for i, w := range secretWords {
+		t[w[0]] |= 1 << i
+		t[w[0]|0x20] |= 1 << i
+	}
+	for b := utf8.RuneSelf; b < len(t); b++ {
+		t[b] = nonASCII
+	}
+	return t
+}()
+
+const nonASCII = 0x80
 
 // hasASCIIFoldPrefix says whether the ASCII s starts with the upper-case
 // word w, ignoring case.
