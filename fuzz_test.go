@@ -241,7 +241,7 @@ func FuzzResolvePath(f *testing.F) {
 		}
 		full := base + "/" + path
 		want, wantErr := filepath.EvalSymlinks(full)
-		got, err := resolvePath(full, func(dir, name string) {
+		got, gotInfo, err := resolvePathInfo(full, func(dir, name string) {
 			require.True(t, filepath.IsAbs(dir), dir)
 		})
 		switch {
@@ -253,6 +253,11 @@ func FuzzResolvePath(f *testing.F) {
 		default:
 			require.NoError(t, err, full)
 			require.Equal(t, want, got, full)
+			if gotInfo != nil {
+				fi, err := os.Stat(got)
+				require.NoError(t, err)
+				require.True(t, os.SameFile(fi, gotInfo), "%s: the info returned is not of %s", full, got)
+			}
 		}
 
 		roots, err := canonicalRoots([]string{full, base})

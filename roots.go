@@ -24,6 +24,13 @@ import (
 // (roots /work and /work/cache, with /work/cache made a link to the home
 // directory, or to /).
 func canonicalRoots(roots []string) ([]string, error) {
+	out, _, err := canonicalRootInfos(roots)
+	return out, err
+}
+
+// canonicalRootInfos is canonicalRoots that also returns what it found at
+// each root it returns.
+func canonicalRootInfos(roots []string) ([]string, []fs.FileInfo, error) {
 	type link struct{ dir, name string }
 	type resolved struct {
 		root, real string
@@ -33,32 +40,31 @@ func canonicalRoots(roots []string) ([]string, error) {
 	var all []resolved
 	for _, root := range roots {
 		if strings.IndexByte(root, 0) >= 0 {
-			return nil, fmt.Errorf("sandboxexec: writable root %q contains a NUL byte", strings.SplitN(root, "\x00", 2)[0])
+			return nil, nil, fmt.Errorf("sandboxexec: writable root %q contains a NUL byte", strings.SplitN(root, "\x00", 2)[0])
 		}
 		if !filepath.IsAbs(root) {
-			return nil, fmt.Errorf("sandboxexec: writable root %q is not an absolute path", root)
+			return nil, nil, fmt.Errorf("sandboxexec: writable root %q is not an absolute path", root)
 		}
 		for _, part := range strings.Split(root, string(filepath.Separator)) {
 			if part == ".." {
-				return nil, fmt.Errorf("sandboxexec: writable root %q has a \"..\" component", root)
+				return nil, nil, fmt.Errorf("sandboxexec: writable root %q has a \"..\" component", root)
 			}
 		}
 		r := resolved{root: root}
-		real, err := resolvePath(root, func(dir, name string) {
+		real, fi, err := resolvePathInfo(root, func(dir, name string) {
 			r.links = append(r.links, link{dir, name})
 		})
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("sandboxexec: writable root: %w", err)
+		if err == nil && fi == nil {
+			fi, err = os.Stat(real)
 		}
-		fi, err := os.Stat(real)
 		if err != nil {
-			return nil, fmt.Errorf("sandboxexec: writable root: %w", err)
+			return nil, nil, fmt.Errorf("sandboxexec: writable root: %w", err)
 		}
 		if !fi.IsDir() {
-			return nil, fmt.Errorf("sandboxexec: writable root %q is not a directory", root)
+			return nil, nil, fmt.Errorf("sandboxexec: writable root %q is not a directory", root)
 		}
 		r.real, r.fi = real, fi
 		all = append(all, r)
@@ -81,29 +87,41 @@ func canonicalRoots(roots []string) ([]string, error) {
 		}
 	}
 	out := make([]string, 0, len(all))
+	infos := make([]fs.FileInfo, 0, len(all))
 	seen := make(map[string]bool, len(all))
 	for i, r := range all {
 		if suspect[i] != "" && !slices.ContainsFunc(clean, func(c string) bool { return pathWithin(r.real, c) }) {
-			return nil, fmt.Errorf("sandboxexec: writable root %q goes through %s, "+
+			return nil, nil, fmt.Errorf("sandboxexec: writable root %q goes through %s, "+
 				"where a command may have made it: give the directory it points to instead", r.root, suspect[i])
 		}
 		if !seen[r.real] {
 			seen[r.real] = true
 			out = append(out, r.real)
+			infos = append(infos, r.fi)
 		}
 	}
-	return out, nil
+	return out, infos, nil
 }
 
 // resolvePath is filepath.EvalSymlinks for an absolute path, which also
 // calls link with each symlink it follows: the directory holding it (itself
 // resolved) and its name.
 func resolvePath(path string, link func(dir, name string)) (string, error) {
+	real, _, err := resolvePathInfo(path, link)
+	return real, err
+}
+
+// resolvePathInfo is resolvePath that also returns what it found at the
+// resolved path (nil where it did not look: "/", a path ending in "..", a
+// Windows path), which saves a caller the stat.
+func resolvePathInfo(path string, link func(dir, name string)) (string, fs.FileInfo, error) {
 	if filepath.VolumeName(path) != "" {
 		// Windows, where no sandbox uses the roots (CreateSeatbeltCommand
 		// only formats them), and where paths resolve differently.
-		return filepath.EvalSymlinks(path)
+		real, err := filepath.EvalSymlinks(path)
+		return real, nil, err
 	}
+	var last fs.FileInfo
 	const maxLinks = 40 // Linux's limit (ELOOP)
 	resolved := string(filepath.Separator)
 	rest := path
@@ -115,39 +133,39 @@ func resolvePath(path string, link func(dir, name string)) (string, error) {
 		case "", ".":
 			continue
 		case "..":
-			resolved = filepath.Dir(resolved)
+			resolved, last = filepath.Dir(resolved), nil
 			continue
 		}
 		next := filepath.Join(resolved, name)
 		fi, err := os.Lstat(next)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			if more && !fi.IsDir() {
 				// As the kernel: "file/.." is an error, not the file's directory.
-				return "", &fs.PathError{Op: "lstat", Path: path, Err: syscall.ENOTDIR}
+				return "", nil, &fs.PathError{Op: "lstat", Path: path, Err: syscall.ENOTDIR}
 			}
-			resolved = next
+			resolved, last = next, fi
 			continue
 		}
 		if n++; n > maxLinks {
-			return "", &fs.PathError{Op: "lstat", Path: path, Err: errors.New("too many levels of symbolic links")}
+			return "", nil, &fs.PathError{Op: "lstat", Path: path, Err: errors.New("too many levels of symbolic links")}
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		link(resolved, name)
 		if filepath.IsAbs(target) {
-			resolved = string(filepath.Separator)
+			resolved, last = string(filepath.Separator), nil
 		}
 		if more {
 			target += string(filepath.Separator) + rest
 		}
 		rest = target
 	}
-	return resolved, nil
+	return resolved, last, nil
 }
 
 // sameFileAbove reports whether dir, or a directory above it, is the
