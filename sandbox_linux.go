@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/bits"
 	"os"
 	"os/exec"
@@ -33,7 +34,7 @@ func platformRunner(_ context.Context, t SandboxType, writableRoots []string, po
 	if t != SandboxLinuxSeccomp {
 		return nil, fmt.Errorf("%w: %v is not available on Linux", ErrSandboxUnavailable, t)
 	}
-	roots, err := canonicalRoots(writableRoots)
+	roots, rootInfos, err := canonicalRootInfos(writableRoots)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +42,7 @@ func platformRunner(_ context.Context, t SandboxType, writableRoots []string, po
 	if err != nil {
 		return nil, err
 	}
-	r := &linuxRunner{roots: roots, policy: policy, masks: masks}
+	r := &linuxRunner{roots: roots, rootInfos: rootInfos, policy: policy, masks: masks}
 	if err := r.checkKernel(); err != nil {
 		return nil, err
 	}
@@ -53,11 +54,14 @@ func platformRunner(_ context.Context, t SandboxType, writableRoots []string, po
 // between clone and execve: no code of this library runs beside the command,
 // and the host is never restricted.
 type linuxRunner struct {
-	roots  []string
-	policy SandboxPolicy
-	masks  fsMasks
-	abi    int    // Landlock ABI to use; 0 for none (best effort only)
-	bpf    []byte // nil for none (best effort only)
+	roots []string
+	// rootInfos is what the call found at each root as it resolved it,
+	// which the ruleset cache takes instead of a stat of its own.
+	rootInfos []fs.FileInfo
+	policy    SandboxPolicy
+	masks     fsMasks
+	abi       int    // Landlock ABI to use; 0 for none (best effort only)
+	bpf       []byte // nil for none (best effort only)
 	// bpfHead and bpfTail are bpf split for a child that sets up a mount
 	// namespace (see seccomp.Split); nil where bpf is.
 	bpfHead, bpfTail []byte
@@ -558,12 +562,29 @@ func (r *linuxRunner) ruleset(tmp *callTMPDIR) (fd int, done func(), err error) 
 		// In a network namespace of the call's own, TCP reaches only its
 		// loopback, where the proxy listens.
 		DenyNetwork: r.network() == seccomp.NetworkDenied,
+		Seen:        r.seen(tmp),
 	}
 	if tmp == nil {
 		return rulesets.Get(r.abi, rules)
 	}
 	rules.WritableRoots = append(slices.Clip(r.roots), tmp.path)
 	return tmp.rulesets.Get(r.abi, rules)
+}
+
+// seen says what the call found at a root, or at tmp's path (checked as it
+// was taken: see pristine), for landlock.Rules.Seen.
+func (r *linuxRunner) seen(tmp *callTMPDIR) func(string) (dev, ino uint64, ok bool) {
+	return func(path string) (dev, ino uint64, ok bool) {
+		if tmp != nil && path == tmp.path && tmp.made.ino != 0 {
+			return tmp.made.dev, tmp.made.ino, true
+		}
+		if i := slices.Index(r.roots, path); i >= 0 && i < len(r.rootInfos) {
+			if st, ok := r.rootInfos[i].Sys().(*syscall.Stat_t); ok {
+				return uint64(st.Dev), st.Ino, true
+			}
+		}
+		return 0, 0, false
+	}
 }
 
 // namespaceWorkdir is the absolute directory a child with a mount namespace

@@ -56,7 +56,7 @@ func (c *Cache) Get(abi int, r Rules) (fd int, done func(), err error) {
 		if e.key != key {
 			continue
 		}
-		if e.current(time.Now()) {
+		if e.current(time.Now(), r.Seen) {
 			copy(c.entries[i:], c.entries[i+1:])
 			c.entries[len(c.entries)-1] = e
 			e.refs++
@@ -102,12 +102,13 @@ func (c *Cache) unref(e *cacheEntry) {
 	}
 }
 
-// current says each file is still the one e was built from; the devices'
-// are looked at only when their last check is deviceRecheck old.
-func (e *cacheEntry) current(now time.Time) bool {
+// current says each file is still the one e was built from (see
+// Rules.Seen); the devices' are looked at only when their last check is
+// deviceRecheck old.
+func (e *cacheEntry) current(now time.Time, seen func(string) (dev, ino uint64, ok bool)) bool {
 	devices := now.Sub(e.devices) >= deviceRecheck
 	for _, f := range e.files {
-		if (devices || !f.device) && !f.current() {
+		if (devices || !f.device) && !f.current(seen) {
 			return false
 		}
 	}

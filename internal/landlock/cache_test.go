@@ -128,17 +128,63 @@ func TestCacheChecksDevicesLessOften(t *testing.T) {
 	}
 	start := time.Now()
 	e := &cacheEntry{files: []fileID{id(root, false), id(dev, true)}, devices: start}
-	require.True(t, e.current(start))
+	require.True(t, e.current(start, nil))
 
 	// Made before the old one goes: another inode.
 	require.NoError(t, os.WriteFile(dev+".new", nil, 0o644))
 	require.NoError(t, os.Rename(dev+".new", dev))
-	require.True(t, e.current(start.Add(deviceRecheck/2)), "a device checked less than deviceRecheck ago")
-	require.False(t, e.current(start.Add(deviceRecheck)), "then checked again")
+	require.True(t, e.current(start.Add(deviceRecheck/2), nil), "a device checked less than deviceRecheck ago")
+	require.False(t, e.current(start.Add(deviceRecheck), nil), "then checked again")
 
 	e = &cacheEntry{files: []fileID{id(root, false), id(dev, true)}, devices: start}
 	require.NoError(t, os.Mkdir(root+".new", 0o755))
 	require.NoError(t, os.Rename(root, root+".old"))
 	require.NoError(t, os.Rename(root+".new", root))
-	require.False(t, e.current(start), "a root, every time")
+	require.False(t, e.current(start, nil), "a root, every time")
+}
+
+// A root the caller has just looked at is taken as it says (Rules.Seen),
+// and only for the paths it knows; the rest are looked at as before.
+func TestCacheTakesWhatTheCallerSaw(t *testing.T) {
+	abi := requireABI(t)
+	c := NewCache(2)
+	a, b := t.TempDir(), t.TempDir()
+	ids := map[string][2]uint64{}
+	for _, p := range []string{a, b} {
+		var st unix.Stat_t
+		require.NoError(t, unix.Stat(p, &st))
+		ids[p] = [2]uint64{uint64(st.Dev), st.Ino}
+	}
+	seen := func(path string) (dev, ino uint64, ok bool) {
+		id, ok := ids[path]
+		return id[0], id[1], ok
+	}
+	rules := Rules{WritableRoots: []string{a, b}, Seen: seen}
+	fd1, done1, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	done1()
+	fd2, done2, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	defer done2() // held, so that no new ruleset takes its number
+	require.Equal(t, fd1, fd2, "what the caller saw matches")
+
+	// The caller saw another directory at a: a new ruleset, though a is
+	// unchanged on disk.
+	ids[a] = [2]uint64{ids[a][0], ids[a][1] + 1}
+	fd3, done3, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	defer done3()
+	require.NotEqual(t, fd2, fd3, "what the caller saw is taken over a stat")
+
+	// b replaced, but the caller knows nothing of b: the cache looks.
+	delete(ids, b)
+	require.NoError(t, os.Remove(b))
+	require.NoError(t, os.Mkdir(b, 0o755))
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(a, &st))
+	ids[a] = [2]uint64{uint64(st.Dev), st.Ino}
+	fd4, done4, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	done4()
+	require.NotEqual(t, fd3, fd4, "a path the caller did not see is looked at")
 }

@@ -89,6 +89,11 @@ type Rules struct {
 	// sockets are scoped to the sandbox, ABI 6+, either way: they are the
 	// host's daemons, not the network.)
 	DenyNetwork bool
+	// Seen, if set, gives the device and inode that the caller found at a
+	// writable root's path just before, which a Cache takes instead of a
+	// stat of its own when it checks a kept ruleset; ok false for a path it
+	// did not look at. It is not part of what makes two Rules the same.
+	Seen func(path string) (dev, ino uint64, ok bool)
 }
 
 // Handled reports the rights a ruleset for abi handles under r: filesystem
@@ -211,8 +216,14 @@ func openPath(path string, noSymlinks bool) (int, error) {
 	return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 }
 
-// current reports whether path still names the file id was made from.
-func (id fileID) current() bool {
+// current reports whether path still names the file id was made from, by
+// what seen says of it, or else a stat.
+func (id fileID) current(seen func(string) (dev, ino uint64, ok bool)) bool {
+	if seen != nil && !id.device {
+		if dev, ino, ok := seen(id.path); ok {
+			return !id.absent && dev == id.dev && ino == id.ino
+		}
+	}
 	var st unix.Stat_t
 	err := unix.Stat(id.path, &st)
 	if id.absent {
