@@ -64,7 +64,7 @@ func needsPrivateTMPDIR(env, roots []string) bool {
 			tmp = v
 		}
 	}
-	if real, err := filepath.EvalSymlinks(tmp); err == nil {
+	if real, err := resolvedTempDir(tmp); err == nil {
 		for _, root := range roots {
 			if pathWithin(real, root) {
 				return false
@@ -72,6 +72,32 @@ func needsPrivateTMPDIR(env, roots []string) bool {
 		}
 	}
 	return true
+}
+
+// resolvedTempDir is filepath.EvalSymlinks of the temporary directory a
+// command would use, kept for a second: it is asked at every call, and
+// the answer only chooses whether the call gets a TMPDIR of its own (a
+// stale one gives one where none was needed, or leaves the command a
+// TMPDIR its roots no longer hold), never what the sandbox allows.
+func resolvedTempDir(tmp string) (string, error) {
+	c := &tempDirCache
+	c.Lock()
+	defer c.Unlock()
+	if c.path == tmp && time.Since(c.at) < time.Second {
+		return c.real, nil
+	}
+	real, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
+		return "", err
+	}
+	c.path, c.real, c.at = tmp, real, time.Now()
+	return real, nil
+}
+
+var tempDirCache struct {
+	sync.Mutex
+	path, real string
+	at         time.Time
 }
 
 // makeTMPDIR makes a private TMPDIR in the host's temporary directory and
