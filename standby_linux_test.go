@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -217,6 +218,26 @@ func TestStandbyDiscardedOnChange(t *testing.T) {
 		_, used := sbRun(t, []string{root}, SandboxPolicy{MaxProcesses: 6}, "true")
 		assert.False(t, used, "a standby of another policy")
 	})
+}
+
+// A command that dates its TMPDIR back leaves no later call those times,
+// whether the call takes a standby (whose TMPDIR was touched when the
+// standby took it) or spawns.
+func TestStandbyTMPDIRTimesNotHandedOn(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	usedOne := false
+	for i := 0; i < 6; i++ {
+		out, used := sbRun(t, []string{root}, SandboxPolicy{}, `stat -c '%X %Y' "$TMPDIR" && touch -d @946684800 "$TMPDIR"`)
+		require.Equal(t, 0, out.ExitCode, out.Stderr)
+		usedOne = usedOne || used
+		for _, f := range strings.Fields(out.Stdout) {
+			secs, err := strconv.ParseInt(f, 10, 64)
+			require.NoError(t, err, out.Stdout)
+			assert.WithinDuration(t, time.Now(), time.Unix(secs, 0), time.Minute, "call %d (standby: %v)", i, used)
+		}
+	}
+	assert.True(t, usedOne, "no call took a standby")
 }
 
 // A standby's process is gone once the standby is dropped, and none is

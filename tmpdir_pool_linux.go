@@ -78,7 +78,7 @@ func takeTMPDIR(env, roots []string) ([]string, *callTMPDIR, error) {
 func getTMPDIR() (*callTMPDIR, error) {
 	parent := os.TempDir()
 	for t := tmpDirs.get(parent); t != nil; t = tmpDirs.get(parent) {
-		if t.pristine() {
+		if t.pristine() && t.touch() {
 			return t, nil
 		}
 		t.remove()
@@ -119,16 +119,16 @@ func (t *callTMPDIR) release(quiet bool) {
 // and made again behind the pool's back): that one is not t's to remove.
 func (t *callTMPDIR) remove() {
 	t.rulesets.Close()
-	if t.made.ino == 0 || t.named() {
+	if _, named := t.named(); t.made.ino == 0 || named {
 		removeTree(t.path)
 	}
 	t.lock.Close()
 }
 
-// named says t.path still names t.
-func (t *callTMPDIR) named() bool {
-	var st unix.Stat_t
-	return unix.Lstat(t.path, &st) == nil && uint64(st.Dev) == t.made.dev && st.Ino == t.made.ino
+// named says t.path still names t, and gives what it found there.
+func (t *callTMPDIR) named() (st unix.Stat_t, ok bool) {
+	ok = unix.Lstat(t.path, &st) == nil && uint64(st.Dev) == t.made.dev && st.Ino == t.made.ino
+	return st, ok
 }
 
 // empty empties t, at the end of its call, and says whether it is empty and
@@ -147,18 +147,24 @@ func (t *callTMPDIR) empty() bool {
 
 // pristine says t, kept, may go to a new call: its path still names it, and
 // it is empty and as it was made. A call whose roots hold the host's
-// temporary directory may have written in it while it was kept. Its times
-// are set to now: the call sees none of the last one's.
+// temporary directory may have written in it while it was kept.
 func (t *callTMPDIR) pristine() bool {
 	fd := int(t.lock.Fd())
-	if !t.named() || !dirEmpty(fd) {
+	st, ok := t.named()
+	if !ok || !dirEmpty(fd) {
 		return false
 	}
-	if st, err := readTMPDIRState(fd); err != nil || st != t.made {
-		return false
-	}
+	s, err := tmpDirStateOf(&st, fd)
+	return err == nil && s == t.made
+}
+
+// touch sets t's times to now, so that its call sees none of the last
+// one's. A standby's TMPDIR is touched when the standby takes it, and only
+// checked when a call takes the standby: on ext4 a touch costs a journal
+// update, several µs.
+func (t *callTMPDIR) touch() bool {
 	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
-	return unix.UtimesNanoAt(fd, "", now, unix.AT_EMPTY_PATH) == nil
+	return unix.UtimesNanoAt(int(t.lock.Fd()), "", now, unix.AT_EMPTY_PATH) == nil
 }
 
 func readTMPDIRState(fd int) (tmpDirState, error) {
@@ -166,6 +172,11 @@ func readTMPDIRState(fd int) (tmpDirState, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return tmpDirState{}, err
 	}
+	return tmpDirStateOf(&st, fd)
+}
+
+// tmpDirStateOf is the state of the directory fd, of which st is a stat.
+func tmpDirStateOf(st *unix.Stat_t, fd int) (tmpDirState, error) {
 	s := tmpDirState{dev: uint64(st.Dev), ino: st.Ino, mode: st.Mode, uid: st.Uid, gid: st.Gid,
 		nlink: uint64(st.Nlink), size: st.Size}
 	var names [1024]byte
