@@ -32,6 +32,14 @@ var devNull = sync.OnceValues(func() (int, error) {
 // of the poller: os.Pipe would register it, and then switch it back to
 // blocking mode when it is handed to the child.
 func capturePipe() (r, w *os.File, err error) {
+	if p, ok := takeSpare(&spares.pipes); ok {
+		return p[0], p[1], nil
+	}
+	return newCapturePipe()
+}
+
+// newCapturePipe is capturePipe without the spares.
+func newCapturePipe() (r, w *os.File, err error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return nil, nil, os.NewSyscallError("pipe2", err)

@@ -86,6 +86,14 @@ func waitExited(pid int) bool {
 // newEventfd makes the eventfd a call's kill writes to. Blocking, so that
 // os.NewFile keeps it out of Go's poller; a write of 1 never blocks.
 func newEventfd() (*os.File, error) {
+	if f, ok := takeSpare(&spares.killed); ok {
+		return f, nil
+	}
+	return newKilledEventfd()
+}
+
+// newKilledEventfd is newEventfd without the spares.
+func newKilledEventfd() (*os.File, error) {
 	fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("eventfd", err)
@@ -610,6 +618,14 @@ func openNull(readOnlyView bool) (*os.File, error) {
 	if !readOnlyView {
 		return os.Open(os.DevNull)
 	}
+	if f, ok := takeSpare(&spares.null); ok {
+		return f, nil
+	}
+	return newReadOnlyNull()
+}
+
+// newReadOnlyNull is openNull for a read-only view, without the spares.
+func newReadOnlyNull() (*os.File, error) {
 	n := &readOnlyNull
 	n.Lock()
 	if n.tree == 0 && n.err == nil {

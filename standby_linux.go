@@ -415,6 +415,9 @@ func (c *standbyCache) refill(key string, r *linuxRunner, needsTMPDIR bool) {
 			hook()
 		}
 		s, err := r.makeStandby(needsTMPDIR)
+		if err == nil {
+			fillSpares()
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		defer close(m.done)
@@ -475,5 +478,8 @@ func (c *standbyCache) dropUnused(idle time.Duration) {
 	}
 	for _, s := range old {
 		s.discard()
+	}
+	if len(c.ready) == 0 && len(c.making) == 0 {
+		dropSpares()
 	}
 }
