@@ -21,7 +21,7 @@ var spares struct {
 // spareSets is how many calls' worth of spares are kept.
 const spareSets = 1
 
-// takeSpare returns a kept spare of list, or nil.
+// takeSpare takes a kept spare of list; ok is false when there is none.
 func takeSpare[T any](list *[]T) (v T, ok bool) {
 	spares.Lock()
 	defer spares.Unlock()
@@ -32,26 +32,38 @@ func takeSpare[T any](list *[]T) (v T, ok bool) {
 	return v, false
 }
 
+// filling lets one fillSpares run at a time: the lists then never grow
+// past their bounds, since the calls only take from them.
+var filling sync.Mutex
+
 // fillSpares opens what the next call will take, up to spareSets calls'
-// worth. A failure is left to that call, which opens its own.
+// worth, unless another fill is under way. A failure is left to that call,
+// which opens its own.
 func fillSpares() {
+	if !filling.TryLock() {
+		return
+	}
+	defer filling.Unlock()
 	for spareWanted(&spares.pipes, 2*spareSets) {
 		r, w, err := newCapturePipe()
-		if err != nil || !keepSpare(&spares.pipes, [2]*os.File{r, w}, 2*spareSets) {
+		if err != nil {
 			return
 		}
+		keepSpare(&spares.pipes, [2]*os.File{r, w})
 	}
 	for spareWanted(&spares.null, spareSets) {
 		f, err := newReadOnlyNull()
-		if err != nil || !keepSpare(&spares.null, f, spareSets) {
+		if err != nil {
 			return
 		}
+		keepSpare(&spares.null, f)
 	}
 	for spareWanted(&spares.killed, spareSets) {
 		f, err := newKilledEventfd()
-		if err != nil || !keepSpare(&spares.killed, f, spareSets) {
+		if err != nil {
 			return
 		}
+		keepSpare(&spares.killed, f)
 	}
 }
 
@@ -61,24 +73,10 @@ func spareWanted[T any](list *[]T, max int) bool {
 	return len(*list) < max
 }
 
-// keepSpare adds v to list unless another filler has filled it since: then
-// it closes v and says so.
-func keepSpare[T any](list *[]T, v T, max int) bool {
+func keepSpare[T any](list *[]T, v T) {
 	spares.Lock()
-	if len(*list) < max {
-		*list = append(*list, v)
-		spares.Unlock()
-		return true
-	}
-	spares.Unlock()
-	switch v := any(v).(type) {
-	case [2]*os.File:
-		v[0].Close()
-		v[1].Close()
-	case *os.File:
-		v.Close()
-	}
-	return false
+	defer spares.Unlock()
+	*list = append(*list, v)
 }
 
 // dropSpares closes the spares kept.
@@ -89,8 +87,10 @@ func dropSpares() {
 		p[0].Close()
 		p[1].Close()
 	}
-	for _, f := range append(spares.null, spares.killed...) {
-		f.Close()
+	for _, list := range [][]*os.File{spares.null, spares.killed} {
+		for _, f := range list {
+			f.Close()
+		}
 	}
 	spares.pipes, spares.null, spares.killed = nil, nil, nil
 }

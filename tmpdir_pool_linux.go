@@ -160,8 +160,8 @@ func (t *callTMPDIR) pristine() bool {
 
 // touch sets t's times to now, so that its call sees none of the last
 // one's. A standby's TMPDIR is touched when the standby takes it, and only
-// checked when a call takes the standby: on ext4 a touch costs a journal
-// update, several µs.
+// checked when a call takes the standby: a touch is an inode update (on
+// ext4, a journal entry) on the call's path.
 func (t *callTMPDIR) touch() bool {
 	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
 	return unix.UtimesNanoAt(int(t.lock.Fd()), "", now, unix.AT_EMPTY_PATH) == nil
