@@ -24,7 +24,8 @@
 //     (SandboxNone), with the host's heap growth during the call, against
 //     `head | cat >/dev/null` (the floor), a reader that splices the pipe to
 //     /dev/null (copying nothing, the least work a reader can do),
-//     `head >/dev/null`, and `dd | cat >/dev/null` (dd's own pipeline);
+//     `head >/dev/null`, `dd | cat >/dev/null` (dd's own pipeline), and
+//     dd's output spliced to /dev/null (the most any reader lets dd do);
 //   - concurrency: sandboxed /bin/true with 1, 8 and 64 calls in flight, and
 //     bare os/exec with 1 and 8 in flight for reference: what this machine
 //     allows any spawner;
@@ -303,7 +304,10 @@ func run(cfg config) (missed bool, err error) {
 	ddCat := &row{name: "sh: dd bs=1M | cat >/dev/null", measure: func(r *row) error {
 		return r.timed(1, exec.Command("sh", "-c", strings.Join(ddCmd, " ")+" | cat >/dev/null").Run)
 	}}
-	capture := []*row{catCap, headCap, ddCap, keepNothing, nullCap, ddCat}
+	ddNothing := &row{name: "dd bs=1M | splice to /dev/null (copies nothing)", measure: func(r *row) error {
+		return r.timed(1, func() error { return spliceAway(ddCmd, cfg.captureBytes) })
+	}}
+	capture := []*row{catCap, headCap, ddCap, keepNothing, nullCap, ddCat, ddNothing}
 
 	// Concurrency rows.
 	concRow := func(name string, f func() error, inFlight int, skip string) *row {
@@ -524,6 +528,9 @@ func run(cfg config) (missed bool, err error) {
 	check("capture dd, throughput / | cat", catCap.median()/ddCap.median(), ">=", 1.3, "", ddCap, catCap)
 	context("capture dd, throughput / dd | cat", ddCat.median()/ddCap.median(),
 		"the same writer's pipeline", ddCap, ddCat)
+	context("capture dd, throughput / copies nothing", ddNothing.median()/ddCap.median(),
+		fmt.Sprintf("dd's reader that copies nothing: %.3f / | cat", catCap.median()/ddNothing.median()),
+		ddCap, ddNothing, catCap)
 	check("capture heap growth, MiB (max of head, dd)", float64(max(headCap.growth, ddCap.growth))/mib, "<=", 1, "", headCap, ddCap)
 	check("sandboxed 8 in flight / 1 in flight, calls/s", conc1.median()/conc8.median(), ">=", bare1.median()/bare8.median(),
 		"bare os/exec's own 8 / 1 in flight", conc1, conc8, bare1, bare8)
