@@ -25,7 +25,7 @@
 //     `head | cat >/dev/null` (the floor), a reader that splices the pipe to
 //     /dev/null (copying nothing, the least work a reader can do),
 //     `head >/dev/null`, `dd | cat >/dev/null` (dd's own pipeline), and
-//     dd's output spliced to /dev/null (the most any reader lets dd do);
+//     dd's output spliced to /dev/null (dd's reader that copies nothing);
 //   - concurrency: sandboxed /bin/true with 1, 8 and 64 calls in flight, and
 //     bare os/exec with 1 and 8 in flight for reference: what this machine
 //     allows any spawner;
