@@ -3,8 +3,10 @@
 package sandboxexec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +117,61 @@ attempt("hook", lambda: create("hooks/pre-commit"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Workdir")
 	require.NoError(t, os.Chdir("/"))
+}
+
+// A Workdir reached through a magic link (/proc/PID/root, /proc/PID/cwd) is
+// refused: it leads to where another process stands, the host's mounts,
+// where the call's covers and read-only binds are not. Found in review:
+// with Workdir /proc/HOSTPID/root/ROOT/.git the command wrote .git/config,
+// through the same path to a denied directory it read the secret, and to a
+// directory outside the roots it chmodded a file there, which the read-only
+// view refuses. Checked for a fresh child and for a standby.
+func TestFilesystemPolicyWorkdirThroughMagicLink(t *testing.T) {
+	fsRequireMounts(t)
+	root, _ := fsGitRepo(t)
+	config := filepath.Join(root, ".git", "config")
+	configBefore, err := os.ReadFile(config)
+	require.NoError(t, err)
+	secrets := lxRealDir(t)
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "key"), []byte("SECRET-KEY"), 0o600))
+	outside := lxRealDir(t)
+	file := filepath.Join(outside, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	host := fmt.Sprintf("/proc/%d", os.Getpid())
+	require.NoError(t, os.Symlink(host+"/root"+outside, filepath.Join(root, "link")))
+	policy := SandboxPolicy{DenyRead: []string{secrets}}
+	roots := []string{root}
+
+	for _, standby := range []bool{false, true} {
+		if standby {
+			sbReady(t, root)
+		}
+		for _, c := range []struct{ workdir, script string }{
+			{host + "/root" + root + "/.git", "echo evil > config"},
+			{host + "/root" + secrets, "cat key"},
+			{host + "/root" + outside, "chmod 4777 file"},
+			{filepath.Join(root, "link"), "chmod 4777 file"},
+			{"/proc/self/root" + outside, "chmod 4777 file"},
+		} {
+			out, err := lxRunParams(t, ExecParams{Command: lxSh(c.script), Workdir: c.workdir}, roots, policy)
+			require.Error(t, err, "Workdir %s (standby: %v): %q", c.workdir, standby, out.Stdout)
+			assert.ErrorIs(t, err, syscall.ELOOP)
+			assert.Contains(t, err.Error(), "/proc/PID/root")
+			assert.NotContains(t, out.Stdout, "SECRET")
+		}
+	}
+	configAfter, err := os.ReadFile(config)
+	require.NoError(t, err)
+	assert.Equal(t, string(configBefore), string(configAfter), ".git/config")
+	fi, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode(), "a file outside the roots")
+
+	// An ordinary Workdir, a symlink inside the root to a directory of its
+	// own, still works.
+	require.NoError(t, os.Mkdir(filepath.Join(root, "sub"), 0o755))
+	require.NoError(t, os.Symlink("sub", filepath.Join(root, "to-sub")))
+	out, err := lxRunParams(t, ExecParams{Command: []string{"pwd"}, Workdir: filepath.Join(root, "to-sub")}, roots, policy)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "sub")+"\n", out.Stdout)
 }

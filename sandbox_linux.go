@@ -631,6 +631,11 @@ func spawnError(req *spawnRequest, err error, namespaces bool) error {
 	case "execve":
 		return fmt.Errorf("sandboxexec: %w", &os.PathError{Op: "exec", Path: req.path, Err: stage.Err})
 	case "chdir":
+		if errors.Is(stage.Err, syscall.ELOOP) {
+			return fmt.Errorf("sandboxexec: workdir %s: a symlink loop, or a path through /proc/PID/root, "+
+				"/proc/PID/cwd or /proc/PID/fd, which would lead out of the sandbox's view of the files: %w",
+				req.dir, &os.PathError{Op: "chdir", Path: req.dir, Err: stage.Err})
+		}
 		return fmt.Errorf("sandboxexec: workdir: %w", &os.PathError{Op: "chdir", Path: req.dir, Err: stage.Err})
 	case "mount":
 		if errors.Is(stage.Err, syscall.ESTALE) {

@@ -230,6 +230,35 @@ void ls_child_stdio(struct ls_req *r) {
 	}
 }
 
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#define K_RESOLVE_NO_MAGICLINKS 0x02
+
+// ls_child_chdir enters r->dir, looked up with no "magic link" on the way
+// (/proc/PID/root, /proc/PID/cwd, /proc/PID/fd/N): one leads to where
+// another process stands, the host's mounts among them, where the call's
+// covers and read-only binds are not, and a fresh child still holds every
+// capability here. A kernel older than openat2 (5.6, before Landlock) gets
+// a plain chdir.
+void ls_child_chdir(struct ls_req *r) {
+	struct {
+		uint64_t flags, mode, resolve;
+	} how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = K_RESOLVE_NO_MAGICLINKS};
+	long fd;
+
+	if (r->dir == NULL)
+		return;
+	fd = LS_SC4(SYS_openat2, AT_FDCWD, r->dir, &how, sizeof how);
+	if (fd == -ENOSYS) {
+		ls_child_check(r, LS_STAGE_CHDIR, LS_SC1(SYS_chdir, r->dir));
+		return;
+	}
+	ls_child_check(r, LS_STAGE_CHDIR, fd);
+	ls_child_check(r, LS_STAGE_CHDIR, LS_SC1(SYS_fchdir, fd));
+	LS_SC1(SYS_close, fd);
+}
+
 void ls_child_restrict(struct ls_req *r) {
 	int i;
 
@@ -419,8 +448,7 @@ static int child_main(void *arg) {
 	if (r->join_mntns >= 0 && setns(r->join_mntns, CLONE_NEWNS) < 0)
 		fail(r, LS_STAGE_MOUNT, errno);
 
-	if (r->dir != NULL && chdir(r->dir) < 0)
-		fail(r, LS_STAGE_CHDIR, errno);
+	ls_child_chdir(r);
 
 	ls_child_restrict(r);
 	// Signals: the handlers are the parent's (the Go runtime's); reset

@@ -95,8 +95,7 @@ static int standby_main(void *arg) {
 	ls_child_check(r, LS_STAGE_CLOSE_RANGE,
 		       LS_SC3(SYS_close_range, 3, ~0U, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC));
 	ls_child_stdio(r);
-	if (r->dir != NULL)
-		ls_child_check(r, LS_STAGE_CHDIR, LS_SC1(SYS_chdir, r->dir));
+	ls_child_chdir(r);
 	ls_child_unblock(r);
 	ls_child_seccomp(r);
 	r->sb_execing = 1;
