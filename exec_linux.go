@@ -86,11 +86,20 @@ func waitExited(pid int) bool {
 // newEventfd makes the eventfd a call's kill writes to. Blocking, so that
 // os.NewFile keeps it out of Go's poller; a write of 1 never blocks.
 func newEventfd() (*os.File, error) {
+	if eventfdHook != nil {
+		if err := eventfdHook(); err != nil {
+			return nil, os.NewSyscallError("eventfd", err)
+		}
+	}
 	if f, ok := takeSpare(&spares.killed); ok {
 		return f, nil
 	}
 	return newKilledEventfd()
 }
+
+// eventfdHook, set by tests, makes newEventfd fail with the error it
+// returns.
+var eventfdHook func() error
 
 // newKilledEventfd is newEventfd without the spares.
 func newKilledEventfd() (*os.File, error) {

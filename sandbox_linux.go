@@ -210,9 +210,9 @@ func cloneRefusal(err error) (syscall.Errno, bool) {
 func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	sc, useStandby := r.standbyFor(req.env)
 	if useStandby {
-		if c := r.startFromStandby(sc, req); c != nil {
+		if c, err := r.startFromStandby(sc, req); c != nil || err != nil {
 			standbys.refill(sc.key, r, sc.needsTMPDIR)
-			return c, nil
+			return c, err
 		}
 		defer func() {
 			if err == nil {

@@ -144,41 +144,42 @@ func boolToInt(b bool) int {
 }
 
 // startFromStandby starts the call's command in the standby kept for its key,
-// if there is one still good for the call; nil means the call spawns as
-// usual.
-func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child {
+// if there is one still good for the call; a nil child and error mean the
+// call spawns as usual. An error means the command ran and was ended: the
+// call fails, rather than run it a second time.
+func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*child, error) {
 	used := false
 	if standbyUsedHook != nil {
 		defer func() { standbyUsedHook(used) }()
 	}
 	s := standbys.take(sc.key)
 	if s == nil {
-		return nil
+		return nil, nil
 	}
 	env := sc.env
 	if s.tmp != nil {
 		if !s.tmp.pristine() {
 			s.discard()
-			return nil
+			return nil, nil
 		}
 		env = setEnv(env, "TMPDIR", s.tmp.path)
 	}
 	if !r.standbyCurrent(s) {
 		s.discard()
-		return nil
+		return nil, nil
 	}
 	dir, err := namespaceWorkdir(req.dir)
 	if err != nil {
 		s.discard()
-		return nil
+		return nil, nil
 	}
 	var proxy callProxy
-	drop := func() *child {
+	drop := func() (*child, error) {
 		if proxy != nil {
 			proxy.Close()
 		}
 		s.discard()
-		return nil
+		return nil, nil
 	}
 	if s.listener >= 0 {
 		// The proxy serves before the command runs, which then has its
@@ -211,17 +212,15 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) *child
 	s.letGo()
 	c, err := adoptChild(pid, pidfd, true, s.group, s.tmp, proxy)
 	if err != nil {
-		// Out of descriptors: the command runs, and nothing could wait
-		// for it.
-		abandon(pid, pidfd)
-		s.group.Remove()
+		// Out of descriptors: adoptChild has killed and reaped the
+		// command, closed its pidfd and removed its cgroup.
 		s.tmp.release(false)
 		if proxy != nil {
 			proxy.Close()
 		}
-		return nil
+		return nil, err
 	}
-	return c
+	return c, nil
 }
 
 // standbyCurrent says s still has what the call would get: the same

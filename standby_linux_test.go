@@ -268,6 +268,42 @@ func TestStandbyKilled(t *testing.T) {
 	assert.True(t, used, "standbys go on after one was killed")
 }
 
+// A command a standby started that the call then cannot follow (no
+// descriptor left for its kill's eventfd) is ended, and the call fails: it
+// is not run a second time by a spawn. Found in review: the call closed
+// the command's pidfd a second time (another goroutine's descriptor, by
+// then), killed and waited for a pid it had reaped, and spawned the
+// command again.
+func TestStandbyUnfollowedCommandNotRunAgain(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	sbReady(t, root)
+	failed := 0
+	eventfdHook = func() error {
+		if failed == 0 {
+			failed++
+			return unix.EMFILE
+		}
+		return nil
+	}
+	defer func() { eventfdHook = nil }()
+	var used bool
+	standbyUsedHook = func(u bool) { used = u }
+	defer func() { standbyUsedHook = nil }()
+	marker := filepath.Join(root, "runs")
+	out, err := lxRun(t, lxSh(`echo run >> "$1"`, marker), []string{root}, SandboxPolicy{})
+	assert.True(t, used, "the standby ran the command")
+	require.ErrorIs(t, err, unix.EMFILE, "%q", out.Stdout)
+	time.Sleep(50 * time.Millisecond) // a second run would have written by now
+	runs, _ := os.ReadFile(marker)
+	assert.LessOrEqual(t, strings.Count(string(runs), "run"), 1, "the command ran again")
+
+	eventfdHook = nil
+	out, err = lxRun(t, lxSh(`echo ok`), []string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.Equal(t, "ok\n", out.Stdout)
+}
+
 // Calls whose roots change each time make no standby: one is made at a
 // policy's second call within standbyIdle.
 func TestStandbyNotForOneOffCalls(t *testing.T) {
