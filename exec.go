@@ -286,8 +286,11 @@ type child struct {
 	// reapAdopted); escaped holds pidfds of processes killAll killed
 	// outside the group (through the call's cgroup), for the same reason.
 	killsGroup bool
-	escapedMu  sync.Mutex
-	escaped    []escapedProcess
+	// namespaceInit says the command is the init of a PID namespace, which
+	// is reaped only once every other process in it is gone (see reapBy).
+	namespaceInit bool
+	escapedMu     sync.Mutex
+	escaped       []escapedProcess
 }
 
 // escapedProcess is a process of the call's that left its process group.

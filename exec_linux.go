@@ -241,7 +241,10 @@ func follow(exit, killed int, streams []*stream, grace time.Duration, exited fun
 // when it died, and it is reaped once they are gone, which for hundreds of
 // them on a busy machine takes longer than the drain grace (found in review:
 // four fork bombs of 200 processes each, a second more; on a loaded machine,
-// more than 2 s). reapBy gives that teardownGrace more.
+// more than 2 s). reapBy gives that teardownGrace more, and such an init
+// alone: any other command not reaped by then is stuck where a SIGKILL
+// cannot end it (uninterruptible sleep, a frozen cgroup), and the call
+// returns on time without its exit status.
 func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 	extended := false
 	for {
@@ -253,7 +256,7 @@ func reapBy(ch *child, deadline time.Time) (syscall.WaitStatus, error) {
 			return ws, waitError(err)
 		}
 		if time.Now().After(deadline) {
-			if extended || tracerOf(ch.pid) > 0 {
+			if extended || !ch.namespaceInit || tracerOf(ch.pid) > 0 {
 				break
 			}
 			deadline, extended = deadline.Add(teardownGrace), true

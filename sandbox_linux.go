@@ -365,7 +365,7 @@ func adoptChild(pid, pidfd int, newPIDNamespace bool, group *cgroup.Group, tmp *
 		c.deniedHosts = proxy.Denied
 	}
 	c.killAll = func() { killGroup(pid) }
-	c.killsGroup = !newPIDNamespace
+	c.killsGroup, c.namespaceInit = !newPIDNamespace, newPIDNamespace
 	if newPIDNamespace {
 		// The namespace dies with its init, the command, so killing that is
 		// killing everything.
