@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -32,9 +33,11 @@ type callTMPDIR struct {
 
 // tmpDirState is what a kept directory must still be before a later call
 // gets it: the same file, with the mode, owner, link count (no
-// subdirectory), size and extended attributes (ACLs among them) it was made
-// with. A directory a command grew keeps its size on ext4 (it says how many
-// entries it once held); one it chmodded or gave an ACL would pass that on.
+// subdirectory), size, extended attributes (ACLs among them) and inode
+// flags it was made with. A directory a command grew keeps its size on ext4
+// (it says how many entries it once held); one it chmodded, gave an ACL or
+// chattr'd (+S makes every later write in it synchronous, +d, +A and the
+// rest are bits the next call could read) would pass that on.
 type tmpDirState struct {
 	dev, ino   uint64
 	mode       uint32
@@ -42,7 +45,29 @@ type tmpDirState struct {
 	nlink      uint64
 	size       int64
 	xattrNames string
+	flags      int64   // FS_IOC_GETFLAGS's, or -1 where the filesystem has none
+	fsx        fsxattr // FS_IOC_FSGETXATTR's, less fsx_nextents; zero where none
 }
+
+// fsxattr is struct fsxattr of linux/fs.h: the XFS-style attributes, of
+// which the project ID, the extent size hints and the flags are the
+// owner's to set (FS_IOC_FSSETXATTR).
+type fsxattr struct {
+	xflags     uint32
+	extsize    uint32
+	nextents   uint32
+	projid     uint32
+	cowextsize uint32
+	pad        [8]byte
+}
+
+// FS_IOC_FSGETXATTR, which x/sys lacks, is _IOR('X', 31, struct fsxattr)
+// (28 bytes), with the direction bits of _IOR as this architecture encodes
+// them, taken from FS_IOC_GETFLAGS (_IOR('f', 1, long)).
+const (
+	iocRead         = unix.FS_IOC_GETFLAGS - (unsafe.Sizeof(uintptr(0))<<16 | 'f'<<8 | 1)
+	fsIocFSGetXattr = iocRead | 28<<16 | 'X'<<8 | 31
+)
 
 // tmpDirPoolSize is how many empty private TMPDIRs the pool keeps, and
 // tmpDirIdle how long one stays unused before it is removed: a host that
@@ -188,7 +213,39 @@ func tmpDirStateOf(st *unix.Stat_t, fd int) (tmpDirState, error) {
 	default:
 		s.xattrNames = string(names[:n])
 	}
+	if err := readInodeAttrs(fd, &s); err != nil {
+		return tmpDirState{}, err
+	}
 	return s, nil
+}
+
+// readInodeAttrs sets s's inode flags and XFS-style attributes, those of the
+// directory fd. A filesystem without the one or the other ioctl (ENOTTY,
+// EOPNOTSUPP) has none of them, the same each time it is asked.
+func readInodeAttrs(fd int, s *tmpDirState) error {
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	switch {
+	case noInodeAttrs(err):
+		s.flags = -1
+	case err != nil:
+		return err
+	default:
+		s.flags = int64(flags)
+	}
+	var fsx fsxattr
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), fsIocFSGetXattr, uintptr(unsafe.Pointer(&fsx)))
+	switch {
+	case errno == 0:
+		fsx.nextents = 0 // the directory's extents: its size says what matters of them
+		s.fsx = fsx
+	case !noInodeAttrs(errno):
+		return errno
+	}
+	return nil
+}
+
+func noInodeAttrs(err error) bool {
+	return err == unix.ENOTTY || err == unix.EOPNOTSUPP
 }
 
 // dirEmpty says the directory fd holds nothing but . and ..; it reads it

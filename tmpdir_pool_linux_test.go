@@ -9,6 +9,7 @@ package sandboxexec
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -94,6 +95,40 @@ func TestTMPDIRNotKeptWhenChanged(t *testing.T) {
 			assert.NoDirExists(t, out.Stdout)
 		})
 	}
+}
+
+// A command that sets its TMPDIR's inode flags (chattr, which the owner
+// may, root or not) does not hand them on: +S would make every write of the
+// next call synchronous, and any of them is a bit the next call reads. The
+// directory is removed when the call ends, and the next call gets one with
+// the flags a new directory has.
+func TestTMPDIRNotKeptWithInodeFlags(t *testing.T) {
+	requireTMPDIRKept(t)
+	if _, err := exec.LookPath("chattr"); err != nil {
+		t.Skip("no chattr here")
+	}
+	root := lxRealDir(t)
+	flagsOf := `lsattr -d "$TMPDIR" | cut -d' ' -f1`
+	fresh := t.TempDir()
+	want, err := exec.Command("sh", "-c", `TMPDIR="$1"; `+flagsOf, "sh", fresh).Output()
+	require.NoError(t, err)
+
+	out, err := lxRun(t, lxSh(`printf '%s' "$TMPDIR"; chattr +dAS "$TMPDIR" 2>/dev/null || exit 3`),
+		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	require.NoError(t, err)
+	if out.ExitCode == 3 {
+		t.Skip("the TMPDIR's filesystem has no inode flags")
+	}
+	lxRequireOK(t, out, err)
+	first := out.Stdout
+	assert.NoDirExists(t, first, "removed when its call ended")
+
+	out, err = lxRun(t, lxSh(`printf '%s\n' "$TMPDIR"; `+flagsOf),
+		[]string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	dir, flags, _ := strings.Cut(out.Stdout, "\n")
+	assert.NotEqual(t, first, dir)
+	assert.Equal(t, string(want), flags, "a new directory's flags")
 }
 
 // Calls in flight at the same time have directories of their own, and a
@@ -256,6 +291,7 @@ func TestTMPDIRKeptOneWrittenInIsNotHandedOn(t *testing.T) {
 	for _, plant := range []func(dir string) error{
 		func(dir string) error { return os.WriteFile(filepath.Join(dir, "planted"), []byte("x"), 0o755) },
 		func(dir string) error { return os.Chmod(dir, 0o777) },
+		setNoDump,
 	} {
 		_, tmp, err := takeTMPDIR(tmpPoolEnv, []string{root})
 		require.NoError(t, err)
@@ -271,6 +307,25 @@ func TestTMPDIRKeptOneWrittenInIsNotHandedOn(t *testing.T) {
 	}
 }
 
+// setNoDump sets the directory's nodump inode flag (chattr +d); where the
+// filesystem has no inode flags, it plants a file instead.
+func setNoDump(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	if err == unix.ENOTTY || err == unix.EOPNOTSUPP {
+		return os.WriteFile(filepath.Join(dir, "planted"), nil, 0o600)
+	}
+	if err != nil {
+		return err
+	}
+	const fsNoDumpFl = 0x40 // FS_NODUMP_FL
+	return unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|fsNoDumpFl))
+}
+
 // tmpDropKept removes the TMPDIRs the pool keeps, with the rulesets each
 // caches: for tests that count descriptors.
 func tmpDropKept() {
@@ -280,4 +335,28 @@ func tmpDropKept() {
 	}
 	tmpDirs.mu.Unlock()
 	tmpDirs.trimIdle()
+}
+
+// The check a kept directory passes before a call gets it, and the part of
+// it that reads the inode flags and XFS-style attributes (two ioctls).
+func BenchmarkTMPDIRPristine(b *testing.B) {
+	tmp, err := getTMPDIR()
+	require.NoError(b, err)
+	defer tmp.remove()
+	require.True(b, tmp.pristine())
+	b.ResetTimer()
+	for range b.N {
+		tmp.pristine()
+	}
+}
+
+func BenchmarkTMPDIRInodeAttrs(b *testing.B) {
+	tmp, err := getTMPDIR()
+	require.NoError(b, err)
+	defer tmp.remove()
+	var s tmpDirState
+	b.ResetTimer()
+	for range b.N {
+		readInodeAttrs(int(tmp.lock.Fd()), &s)
+	}
 }
