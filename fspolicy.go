@@ -137,7 +137,11 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 	}
 	denied := map[string]bool{}
 	for _, path := range policy.DenyRead {
-		real, err := resolvePath(path, func(string, string) {})
+		// "secret.txt/" names the file secret.txt all the same: resolved as
+		// given, it fails with ENOTDIR and would deny nothing. ENOTDIR is
+		// left to a file met on the way ("/etc/hostname/x"), where nothing
+		// can exist.
+		real, err := resolvePath(trimTrailingSeparators(path), func(string, string) {})
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			continue
 		}
@@ -234,4 +238,24 @@ func resolveFrom(base, p string) string {
 		return ""
 	}
 	return real
+}
+
+// trimTrailingSeparators drops the separators and "." components that
+// follow a path's last name ("/a/b/", "/a/b/.", "/a/b//./" are "/a/b").
+// Unlike filepath.Clean it leaves "..", which resolvePath takes after the
+// symlinks before it, as the kernel does.
+func trimTrailingSeparators(path string) string {
+	const sep = string(filepath.Separator)
+	for {
+		switch {
+		case len(path) > 1 && strings.HasSuffix(path, sep):
+			path = path[:len(path)-1]
+		case len(path) > 2 && strings.HasSuffix(path, sep+"."):
+			path = path[:len(path)-2]
+		case path == sep+".":
+			return sep
+		default:
+			return path
+		}
+	}
 }

@@ -246,13 +246,18 @@ func TestFilesystemPolicyDenyRead(t *testing.T) {
 	// Denied through a symlink of its own: what it resolves to is denied.
 	alias := filepath.Join(lxRealDir(t), "alias")
 	require.NoError(t, os.Symlink(outside, alias))
-	policy := SandboxPolicy{DenyRead: []string{filepath.Join(alias, "secrets"), file, tool, "/nonexistent/path"}}
+	// Named with a trailing slash, a file is denied all the same; a path
+	// below a file, which cannot exist, is ignored, and denies nothing.
+	slashed := filepath.Join(outside, "slashed")
+	require.NoError(t, os.WriteFile(slashed, []byte("SECRET-SLASHED"), 0o600))
+	policy := SandboxPolicy{DenyRead: []string{filepath.Join(alias, "secrets"), file, tool, "/nonexistent/path",
+		slashed + "/", sibling + "/x"}}
 
 	for _, tc := range []struct {
 		name string
 		cmd  []string
 	}{
-		{"cat", lxSh(`cat "$1"/key "$2"; true`, secrets, file)},
+		{"cat", lxSh(`cat "$1"/key "$2" "$3"; true`, secrets, file, slashed)},
 		{"ls", lxSh(`ls -a "$1"`, secrets)},
 		{"find", lxSh(`find "$1" "$2"`, secrets, file)},
 		{"cp", lxSh(`cp -r "$1" "$3/copy" 2>/dev/null; cp "$2" "$3/copy-file"; cat "$3"/copy/* "$3/copy-file" 2>/dev/null; true`, secrets, file, root)},
@@ -272,22 +277,24 @@ print(sorted(os.listdir("/proc/self/fd/%d" % fd)))
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := lxRun(t, tc.cmd, []string{root}, policy)
 			lxDeniedOrNil(t, out, err)
-			for _, secret := range []string{"SECRET-IN-DIR", "SECRET-FILE", "RAN-DENIED-SCRIPT", "key", "run.sh"} {
+			for _, secret := range []string{"SECRET-IN-DIR", "SECRET-FILE", "SECRET-SLASHED", "RAN-DENIED-SCRIPT", "key", "run.sh"} {
 				assert.NotContains(t, out.Stdout, secret, "stdout %q stderr %q", out.Stdout, out.Stderr)
 			}
 		})
 	}
 	res, out := lxPyRun(t, []string{root}, policy, `
-secrets, file, sibling = sys.argv[1], sys.argv[2], sys.argv[3]
+secrets, file, sibling, slashed = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[5]
 attempt("dir_listing_empty", lambda: check(-1 if os.listdir(secrets) else 0))
 attempt("file_reads_empty", lambda: check(-1 if open(file).read() else 0))
+attempt("slashed_reads_empty", lambda: check(-1 if open(slashed).read() else 0))
 attempt("write_dir", lambda: create(os.path.join(secrets, "new")))
 attempt("write_file", lambda: open(file, "w").write("x"))
 attempt("sibling", lambda: check(0 if open(sibling).read() == "visible" else -1))
 attempt("exec_file", lambda: os.execv(sys.argv[4], [sys.argv[4]]))
-`, secrets, file, sibling, tool)
+`, secrets, file, sibling, tool, slashed)
 	assert.Equal(t, "OK", res["dir_listing_empty"], "%s", out.Stdout)
 	assert.Equal(t, "OK", res["file_reads_empty"])
+	assert.Equal(t, "OK", res["slashed_reads_empty"], "a file denied with a trailing slash")
 	assert.Equal(t, "EROFS", res["write_dir"])
 	assert.Equal(t, "EROFS", res["write_file"])
 	assert.Equal(t, "OK", res["sibling"])

@@ -35,17 +35,33 @@ func TestResolveMasks(t *testing.T) {
 	vault := filepath.Join(other, "vault")
 	require.NoError(t, os.Mkdir(vault, 0o755))
 
-	m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{secret, vault, "/nonexistent/x", secret + "/below-a-file"}})
+	slashed := filepath.Join(other, "slashed")
+	require.NoError(t, os.WriteFile(slashed, nil, 0o600))
+	dotted := filepath.Join(other, "dotted")
+	require.NoError(t, os.WriteFile(dotted, nil, 0o600))
+
+	m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{secret, vault, "/nonexistent/x",
+		secret + "/below-a-file", secret + "/below-a-file/", slashed + "/", dotted + "//./", vault + "/"}})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(root, ".hg"), gitdir, filepath.Join(other, "repo.git")}, m.ReadOnly)
 	assert.Equal(t, []string{vault}, m.DenyDirs)
-	assert.Equal(t, []string{secret}, m.DenyFiles)
+	assert.Equal(t, []string{secret, slashed, dotted}, m.DenyFiles, "a file named with a trailing slash is denied")
 	_, err = os.Stat(filepath.Join(root, ".svn"))
 	assert.True(t, os.IsNotExist(err), "nothing is created")
 
 	m, err = resolveMasks([]string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
 	require.NoError(t, err)
 	assert.True(t, m.empty())
+}
+
+func TestTrimTrailingSeparators(t *testing.T) {
+	for in, want := range map[string]string{
+		"/a/b": "/a/b", "/a/b/": "/a/b", "/a/b//": "/a/b", "/a/b/.": "/a/b", "/a/b/./": "/a/b",
+		"/a/b/././/": "/a/b", "/a/b/..": "/a/b/..", "/a/b/../": "/a/b/..", "/a/.b/": "/a/.b",
+		"/a/b.": "/a/b.", "/": "/", "//": "/", "/.": "/", "/./": "/",
+	} {
+		assert.Equal(t, want, trimTrailingSeparators(filepath.FromSlash(in)), in)
+	}
 }
 
 // A path within a denied directory is left to the directory's cover: the

@@ -84,3 +84,22 @@ func TestResolvePath(t *testing.T) {
 		assert.Equal(t, want, got, p)
 	}
 }
+
+// A trailing slash drops no root: a directory's is the directory, and a
+// file's is an error, as a file root is, never a root skipped as missing.
+func TestCanonicalRootsTrailingSlash(t *testing.T) {
+	base := realDir(t, "base")
+	dir := filepath.Join(base, "dir")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	file := filepath.Join(base, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+
+	got, err := canonicalRoots([]string{dir + "/", dir + "//./", filepath.Join(base, "missing") + "/"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{dir}, got)
+	for _, root := range []string{file + "/", file + "/.", file + "/x"} {
+		got, err = canonicalRoots([]string{dir, root})
+		assert.Error(t, err, root)
+		assert.Nil(t, got, root)
+	}
+}
