@@ -9,9 +9,13 @@
 // and nothing the host mounts later reaches the command (with a slave mount
 // a host's new mount would arrive writable). Then, with read_only_rest, the
 // writable roots are cloned as they are, every mount is made read-only, and
-// the clones are put back on the roots; then protected subpaths are bound
-// read-only over themselves, and denied paths are covered by an empty
-// read-only directory or file of a tmpfs made for the purpose. Each target
+// the clones are put back on the roots; then the pinned directories (those
+// between a writable root and what is protected below it, and the roots
+// inside other roots) are bound over themselves as they are, so that no
+// rename or rmdir can move what is mounted below them; then protected
+// subpaths are bound read-only over themselves, and denied paths are
+// covered by an empty read-only directory or file of a tmpfs made for the
+// purpose. Each target
 // is opened without following symlinks and checked against the identity the
 // parent resolved, and each mount is made on that descriptor, not on a
 // path looked up again.
@@ -161,14 +165,15 @@ static int keep_roots_writable(struct ls_req *r) {
 	return err;
 }
 
-// bind_read_only binds the tree below fd read-only over itself.
-static int bind_read_only(int fd, unsigned attr) {
+// bind_self binds the tree below fd over itself, with attr set on every
+// mount of it (none: as they are).
+static int bind_self(int fd, unsigned attr) {
 	int err = 0;
 	int tree = (int)syscall(SYS_open_tree, fd, "",
 				K_OPEN_TREE_CLONE | K_OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0)
 		return errno;
-	if (set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr) < 0 || clone_onto(tree, fd) < 0)
+	if ((attr != 0 && set_attr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, attr) < 0) || clone_onto(tree, fd) < 0)
 		err = errno;
 	close(tree);
 	return err;
@@ -217,19 +222,25 @@ static int empty_tmpfs(void) {
 // r->mount_kind and r->mount_index (-1 for a step of no target).
 int ls_setup_mounts(struct ls_req *r) {
 	const unsigned ro = K_MOUNT_ATTR_RDONLY | K_MOUNT_ATTR_NOSUID | K_MOUNT_ATTR_NODEV;
-	int i, k, fd, err, mnt;
+	int i, j, k, fd, err, mnt;
 
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return failed(r, -1, -1, errno);
 	if (r->read_only_rest && (err = keep_roots_writable(r)) != 0)
 		return err;
-	for (i = 0; i < r->nmounts[LS_MOUNT_READ_ONLY]; i++) {
-		if ((fd = open_target(&r->mounts[LS_MOUNT_READ_ONLY][i])) < 0)
-			return failed(r, LS_MOUNT_READ_ONLY, i, -fd);
-		err = bind_read_only(fd, ro);
-		close(fd);
-		if (err != 0)
-			return failed(r, LS_MOUNT_READ_ONLY, i, err);
+	// Pins first, parents first (the parent sorts them), then what they
+	// lead to: each mount then sits on the pin above it, which no rename
+	// or rmdir can move (EBUSY).
+	for (j = 0; j < 2; j++) {
+		k = j == 0 ? LS_MOUNT_PIN : LS_MOUNT_READ_ONLY;
+		for (i = 0; i < r->nmounts[k]; i++) {
+			if ((fd = open_target(&r->mounts[k][i])) < 0)
+				return failed(r, k, i, -fd);
+			err = bind_self(fd, k == LS_MOUNT_PIN ? 0 : ro);
+			close(fd);
+			if (err != 0)
+				return failed(r, k, i, err);
+		}
 	}
 	if (r->nmounts[LS_MOUNT_DENY_DIR] + r->nmounts[LS_MOUNT_DENY_FILE] == 0 && !r->probe_tmpfs)
 		return 0;

@@ -144,6 +144,37 @@ ls -A "$2"; cat "$3"; echo end`)
 	assert.Equal(t, syscall.ESTALE, stage.Err)
 }
 
+// Pinned directories are bound over themselves as they were, before the
+// read-only targets below them: they stay writable, and cannot be renamed,
+// with the rest read-only or not.
+func TestMountNamespacePinned(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	sub, ro := filepath.Join(root, "sub"), filepath.Join(root, "sub", "repo.git")
+	require.NoError(t, os.MkdirAll(ro, 0o755))
+	target := func(p string) Target {
+		var st syscall.Stat_t
+		require.NoError(t, syscall.Lstat(p, &st))
+		return Target{Path: p, Dev: uint64(st.Dev), Ino: st.Ino}
+	}
+	for _, rest := range []bool{true, false} {
+		a := shAttr(t, `mv "$0/sub" "$0/moved" 2>/dev/null || echo pinned
+touch "$0/sub/a" && echo sub-ok
+touch "$0/sub/repo.git/a" 2>/dev/null || echo ro-refused`)
+		a.Argv = append(a.Argv, root)
+		a.Mounts = &Mounts{ReadOnlyRest: rest, Pinned: []Target{target(sub)}, ReadOnly: []Target{target(ro)}}
+		if rest {
+			a.Mounts.Writable = []Target{target(root)}
+		}
+		out, state, err := run(t, a)
+		require.NoError(t, err)
+		require.True(t, state.Success(), "%s", out)
+		assert.Equal(t, "pinned\nsub-ok\nro-refused\n", out, "ReadOnlyRest %v", rest)
+		assert.DirExists(t, sub)
+	}
+}
+
 func TestProbeNamespaces(t *testing.T) {
 	requireRoot(t)
 	require.NoError(t, ProbeNamespaces(Mounts{}, true))

@@ -142,6 +142,13 @@ type Mounts struct {
 	// DenyDirs get an empty read-only directory over them, DenyFiles an
 	// empty read-only file (noexec, nosuid, nodev).
 	DenyDirs, DenyFiles []Target
+	// Pinned are bound over themselves as they are (a writable directory
+	// stays writable), in order, after Writable and before ReadOnly,
+	// DenyDirs and DenyFiles: a directory that is a mount point cannot be
+	// renamed or removed (EBUSY), so that the path to what lies below it
+	// stays put. Give parents first; none may lie below a ReadOnly or
+	// denied target.
+	Pinned []Target
 }
 
 // Target is a path to mount on, and the identity it had when the caller
@@ -607,6 +614,7 @@ func (m *Mounts) byKind() [C.LS_MOUNT_KINDS][]Target {
 		k[C.LS_MOUNT_READ_ONLY] = m.ReadOnly
 		k[C.LS_MOUNT_DENY_DIR] = m.DenyDirs
 		k[C.LS_MOUNT_DENY_FILE] = m.DenyFiles
+		k[C.LS_MOUNT_PIN] = m.Pinned
 	}
 	return k
 }

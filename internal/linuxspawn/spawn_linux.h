@@ -42,6 +42,7 @@ enum {
 	LS_MOUNT_READ_ONLY,    // bound read-only over itself
 	LS_MOUNT_DENY_DIR,     // an empty read-only directory over it
 	LS_MOUNT_DENY_FILE,    // an empty read-only file over it
+	LS_MOUNT_PIN,          // bound over itself as it is, before the three above
 	LS_MOUNT_KINDS,
 };
 
