@@ -75,6 +75,9 @@ type fsMasks struct {
 	ReadOnly  []string
 	DenyDirs  []string
 	DenyFiles []string
+	// Pinned are the directories a Linux runner makes mount points of
+	// (see pin), parents first; not set by resolveMasks.
+	Pinned []string
 	// found is what each path named when it was resolved: a runner that
 	// mounts on it later checks it still names that.
 	found map[string]fs.FileInfo
@@ -258,4 +261,74 @@ func trimTrailingSeparators(path string) string {
 			return path
 		}
 	}
+}
+
+// pin sets m.Pinned: the directories a Linux runner binds over themselves,
+// so that each is a mount point in the command's namespace, which no rename
+// or rmdir can move (EBUSY). A mount sits on its directory and goes with it
+// when a directory above it is renamed: without the pins, a command could
+// rename a directory between a writable root and what is protected below
+// it, and make the path anew with content of its own (a git directory with
+// a hook, found at the path by the host's git; or, in the next call, no
+// denied file at the path, and the secret readable under the new name).
+//
+// Pinned are the directories strictly between an outermost writable root
+// and each protected path inside it (a read-only subpath, a git directory,
+// a denied path), and the roots inside another root; with everywhere
+// (FullDiskWriteAccess, or / a root: nothing is read-only around the
+// roots), each directory between / and each protected path. Directories
+// within a protected path are not: they cannot be renamed anyway. Each is
+// recorded in m.found as it is now; rootInfos is what was found at roots.
+func (m *fsMasks) pin(roots []string, rootInfos []fs.FileInfo, everywhere bool) error {
+	var areas []string // the outermost writable directories
+	if everywhere {
+		areas = []string{string(filepath.Separator)}
+	} else {
+		for _, r := range roots {
+			if !slices.ContainsFunc(roots, func(q string) bool { return q != r && pathWithin(r, q) }) {
+				areas = append(areas, r)
+			}
+		}
+	}
+	protected := slices.Concat(m.ReadOnly, m.DenyDirs, m.DenyFiles)
+	covered := func(d string) bool {
+		return slices.ContainsFunc(m.ReadOnly, func(p string) bool { return pathWithin(d, p) }) ||
+			slices.ContainsFunc(m.DenyDirs, func(p string) bool { return pathWithin(d, p) })
+	}
+	var pins []string
+	seen := map[string]bool{}
+	add := func(d string) {
+		if !seen[d] && !covered(d) && !slices.Contains(areas, d) {
+			seen[d] = true
+			pins = append(pins, d)
+		}
+	}
+	for _, p := range protected {
+		i := slices.IndexFunc(areas, func(a string) bool { return pathWithin(p, a) })
+		if i < 0 {
+			continue // read-only around it
+		}
+		for d := filepath.Dir(p); d != areas[i] && pathWithin(d, areas[i]); d = filepath.Dir(d) {
+			add(d)
+		}
+	}
+	if !everywhere {
+		for _, r := range roots {
+			add(r)
+		}
+	}
+	slices.SortFunc(pins, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") })
+	for _, d := range pins {
+		if i := slices.Index(roots, d); i >= 0 && i < len(rootInfos) && rootInfos[i] != nil {
+			m.found[d] = rootInfos[i]
+			continue
+		}
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return fmt.Errorf("sandboxexec: the directory above a protected path: %w", err)
+		}
+		m.found[d] = fi
+	}
+	m.Pinned = pins
+	return nil
 }

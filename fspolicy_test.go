@@ -1,6 +1,7 @@
 package sandboxexec
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,48 @@ func TestResolveMasksGitdirBounded(t *testing.T) {
 	m, err := resolveMasks([]string{root}, SandboxPolicy{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), other}, m.ReadOnly)
+}
+
+// pin: the directories between each outermost root and what it protects,
+// and the roots inside roots; between / and each protected path with
+// everywhere; never one within a protected path, nor an outermost root.
+func TestFsMasksPin(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	j := func(p ...string) string { return filepath.Join(append([]string{base}, p...)...) }
+	for _, d := range []string{j("r", "meta", "repo.git"), j("r", "n", "config"), j("r", ".git", "modules", "m"), j("o", "x")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	masks := func() fsMasks {
+		return fsMasks{
+			found:     map[string]fs.FileInfo{},
+			ReadOnly:  []string{j("r", ".git"), j("r", "meta", "repo.git"), j("r", ".git", "modules", "m"), j("o", "x")},
+			DenyFiles: []string{j("r", "n", "config", "prod.env")},
+		}
+	}
+	m := masks()
+	require.NoError(t, m.pin([]string{j("r"), j("r", "n")}, nil, false))
+	assert.ElementsMatch(t, []string{j("r", "meta"), j("r", "n"), j("r", "n", "config")}, m.Pinned)
+	for i := 1; i < len(m.Pinned); i++ {
+		assert.LessOrEqual(t, strings.Count(m.Pinned[i-1], "/"), strings.Count(m.Pinned[i], "/"), "parents first: %v", m.Pinned)
+	}
+	for _, p := range m.Pinned {
+		assert.NotNil(t, m.found[p], p)
+	}
+
+	m = masks()
+	require.NoError(t, m.pin([]string{j("r"), j("r", "n")}, nil, true))
+	var want []string
+	for d := j("r", "n", "config"); d != "/"; d = filepath.Dir(d) {
+		want = append(want, d)
+	}
+	want = append(want, j("r", "meta"), j("o"))
+	assert.ElementsMatch(t, want, m.Pinned)
+
+	// Nothing protected, no nested root: nothing pinned.
+	m = fsMasks{found: map[string]fs.FileInfo{}}
+	require.NoError(t, m.pin([]string{j("r"), j("o")}, nil, false))
+	assert.Empty(t, m.Pinned)
 }
 
 func TestFilesystemPolicyErrors(t *testing.T) {

@@ -302,14 +302,15 @@ func makeSharedMountNamespace(key string, m *linuxspawn.Mounts) *sharedMountName
 		return nil
 	}
 	e := &sharedMountNamespace{key: key, fd: fd, root: root}
-	for kind, ts := range [][]linuxspawn.Target{m.Writable, m.ReadOnly, m.DenyDirs, m.DenyFiles} {
+	for kind, ts := range [][]linuxspawn.Target{m.Writable, m.Pinned, m.ReadOnly, m.DenyDirs, m.DenyFiles} {
 		for _, t := range ts {
 			seen, ok := lookIn(root, t.Path)
-			// A writable or read-only target is bound over itself: one
-			// that shows another file was replaced between the look and
-			// the recording here (the mount went with the old one), and
-			// a later call would find its mounts where they are not.
-			if !ok || kind < 2 && (seen.dev != t.Dev || seen.ino != t.Ino) {
+			// A writable, pinned or read-only target is bound over
+			// itself: one that shows another file was replaced between
+			// the look and the recording here (the mount went with the
+			// old one), and a later call would find its mounts where
+			// they are not.
+			if !ok || kind < 3 && (seen.dev != t.Dev || seen.ino != t.Ino) {
 				e.close()
 				return nil
 			}
@@ -326,7 +327,7 @@ func mountNamespaceKey(m *linuxspawn.Mounts) string {
 	if m.ReadOnlyRest {
 		b.WriteString("rest")
 	}
-	for kind, ts := range [][]linuxspawn.Target{m.Writable, m.ReadOnly, m.DenyDirs, m.DenyFiles} {
+	for kind, ts := range [][]linuxspawn.Target{m.Writable, m.Pinned, m.ReadOnly, m.DenyDirs, m.DenyFiles} {
 		b.WriteString("\x00\x00" + strconv.Itoa(kind))
 		for _, t := range ts {
 			b.WriteString("\x00" + t.Path + "\x00" + strconv.FormatUint(t.Dev, 16) + ":" + strconv.FormatUint(t.Ino, 16))

@@ -55,6 +55,24 @@ func TestMountNamespaceKept(t *testing.T) {
 	assert.Equal(t, 1, made, "other mounts, another namespace")
 }
 
+// A namespace with pinned directories is kept as any other: a later call
+// joins it, and finds the directories pinned there too.
+func TestMountNamespaceKeptPinned(t *testing.T) {
+	sbOff(t) // a standby holds the namespace it joined
+	mnsRequireKept(t)
+	root := lxRealDir(t)
+	secret := filepath.Join(root, "config", "prod.env")
+	require.NoError(t, os.Mkdir(filepath.Dir(secret), 0o755))
+	require.NoError(t, os.WriteFile(secret, []byte("SECRET"), 0o644))
+	policy := SandboxPolicy{DenyRead: []string{secret}}
+	mnsRun(t, []string{root}, policy, "true")
+	out, made := mnsRun(t, []string{root}, policy, `cd "$1" && mv config cfg2 2>&1; cat cfg2/prod.env config/prod.env 2>&1; true`, root)
+	assert.Zero(t, made, "a second call with the same mounts joins the first's namespace")
+	assert.Contains(t, out, "busy")
+	assert.NotContains(t, out, "SECRET")
+	assert.FileExists(t, secret)
+}
+
 // A mount the host makes after a namespace was kept is in the next call's:
 // the change of the host's mount table drops the kept one.
 func TestMountNamespaceHostMountSeen(t *testing.T) {

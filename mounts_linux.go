@@ -144,6 +144,9 @@ func (r *linuxRunner) mounts(tmp string) (*linuxspawn.Mounts, error) {
 			return nil, err
 		}
 	}
+	if m.Pinned, err = mountTargets(r.masks.Pinned, r.masks.found); err != nil {
+		return nil, err
+	}
 	if m.ReadOnly, err = mountTargets(r.masks.ReadOnly, r.masks.found); err != nil {
 		return nil, err
 	}

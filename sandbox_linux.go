@@ -43,6 +43,9 @@ func platformRunner(_ context.Context, t SandboxType, writableRoots []string, po
 		return nil, err
 	}
 	r := &linuxRunner{roots: roots, rootInfos: rootInfos, policy: policy, masks: masks}
+	if err := r.masks.pin(roots, rootInfos, !r.readOnlyView()); err != nil {
+		return nil, err
+	}
 	if err := r.checkKernel(); err != nil {
 		return nil, err
 	}

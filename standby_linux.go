@@ -250,7 +250,7 @@ func (r *linuxRunner) standbyCurrent(s *standby) bool {
 // key names each mask and the file it found.
 func (m fsMasks) key() string {
 	var b strings.Builder
-	for _, list := range [][]string{m.ReadOnly, m.DenyDirs, m.DenyFiles} {
+	for _, list := range [][]string{m.ReadOnly, m.DenyDirs, m.DenyFiles, m.Pinned} {
 		b.WriteByte(1)
 		for _, p := range list {
 			b.WriteString(p)
