@@ -92,9 +92,10 @@ func (m fsMasks) empty() bool {
 // symlink: that is an error, since the link itself could be replaced), and,
 // where R/N is a file of the form "gitdir: DIR" (a worktree's or a
 // submodule's .git), DIR and the common directory it names, unless that is
-// "/", a writable root or one of its ancestors; and each DenyRead
-// path that exists, resolved, less those within a denied directory. Nothing
-// is created.
+// "/", a writable root or one of its ancestors (either path going through a
+// symlink inside a writable root is an error: the command could repoint
+// it); and each DenyRead path that exists, resolved, less those within a
+// denied directory. Nothing is created.
 func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 	m := fsMasks{found: map[string]fs.FileInfo{}}
 	addRO := func(p string, fi fs.FileInfo) {
@@ -119,7 +120,7 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 					"could replace: make it a directory, or leave %q out of ReadOnlySubpaths", p, name)
 			case fi.Mode().IsRegular():
 				addRO(p, fi)
-				dirs, err := gitdirOf(p)
+				dirs, err := gitdirOf(p, roots)
 				if err != nil {
 					return fsMasks{}, err
 				}
@@ -194,8 +195,12 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 // gitdirOf reads a ".git" file ("gitdir: DIR", written by git worktree add
 // and by submodules) and returns DIR, resolved, and the common directory
 // DIR/commondir names, which holds the hooks and the configuration; none
-// when the file says something else or names nothing that exists.
-func gitdirOf(file string) ([]string, error) {
+// when the file says something else or names nothing that exists. Either
+// path going through a symlink that lies inside one of the writable roots
+// is an error, whether it leads anywhere or not: the .git file is kept
+// read-only, but the command could repoint the link, and the host's git
+// would follow it to a directory (and hooks) of the command's making.
+func gitdirOf(file string, roots []string) ([]string, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("sandboxexec: read-only subpath: %w", err)
@@ -211,13 +216,24 @@ func gitdirOf(file string) ([]string, error) {
 		return nil, nil
 	}
 	var out []string
-	dir := resolveFrom(filepath.Dir(file), strings.TrimSpace(target))
+	gitdir := strings.TrimSpace(target)
+	dir, err := resolveFrom(filepath.Dir(file), gitdir, roots)
+	if err != nil {
+		return nil, fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %q, which %w: "+
+			"give the directory it points to instead, or leave %q out of ReadOnlySubpaths", file, gitdir, err, filepath.Base(file))
+	}
 	if dir == "" {
 		return nil, nil
 	}
 	out = append(out, dir)
 	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil && len(b) < 4096 {
-		if common := resolveFrom(dir, strings.TrimSpace(string(b))); common != "" && common != dir {
+		commondir := strings.TrimSpace(string(b))
+		common, err := resolveFrom(dir, commondir, roots)
+		if err != nil {
+			return nil, fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %s, whose commondir %q %w: "+
+				"give the directory it points to instead, or leave %q out of ReadOnlySubpaths", file, dir, commondir, err, filepath.Base(file))
+		}
+		if common != "" && common != dir {
 			out = append(out, common)
 		}
 	}
@@ -225,22 +241,40 @@ func gitdirOf(file string) ([]string, error) {
 }
 
 // resolveFrom resolves p, relative to base where it is not absolute, to an
-// existing directory, or "".
-func resolveFrom(base, p string) string {
+// existing directory, or "". A symlink on the way that lies inside one of
+// roots is an error (its text follows the path in a message), whether the
+// path resolves or not.
+func resolveFrom(base, p string, roots []string) (string, error) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
-		return ""
+		return "", nil
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
-	real, err := resolvePath(p, func(string, string) {})
+	var links [][2]string
+	real, err := resolvePath(p, func(dir, name string) { links = append(links, [2]string{dir, name}) })
+	if len(links) > 0 {
+		var infos []fs.FileInfo // of roots, looked up only where a link was met
+		for _, r := range roots {
+			fi, _ := os.Stat(r)
+			infos = append(infos, fi)
+		}
+		for _, l := range links {
+			for i, r := range roots {
+				if pathWithin(l[0], r) || infos[i] != nil && sameFileAbove(l[0], infos[i]) {
+					return "", fmt.Errorf("goes through the symlink %s inside the writable root %s, "+
+						"where the command could repoint it", filepath.Join(l[0], l[1]), r)
+				}
+			}
+		}
+	}
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return ""
+		return "", nil
 	}
-	return real
+	return real, nil
 }
 
 // trimTrailingSeparators drops the separators and "." components that

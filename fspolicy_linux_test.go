@@ -314,6 +314,58 @@ attempt("outside", lambda: create(os.path.join(outside, "x")))
 	assert.Equal(t, lxWriteOutside(), res["outside"])
 }
 
+// A .git file whose git directory is named through a symlink inside a
+// writable root fails the call, naming the link, and nothing runs: the
+// command could repoint the link ("ln -sfn evil gd.new && mv -T gd.new
+// gd") to a git directory of its own, whose hooks the host's git would
+// run. A symlink outside the roots is read-only, and fine.
+func TestFilesystemPolicyGitdirSymlink(t *testing.T) {
+	fsRequireMounts(t)
+	root, elsewhere := lxRealDir(t), lxRealDir(t)
+	marker, haveGit := fsHookRepo(t, root, "gd")
+	// Move the git directory out, and leave a link to it in the root.
+	real := filepath.Join(elsewhere, "repo.git")
+	require.NoError(t, os.Rename(filepath.Join(root, "gd"), real))
+	require.NoError(t, os.Symlink(real, filepath.Join(root, "gd")))
+	ran := filepath.Join(root, "ran")
+	o, err := lxRun(t, lxSh(`cd "$1" && touch ran && cp -a gd/. evil && printf '%s' "$2" > evil/hooks/pre-commit &&
+chmod +x evil/hooks/pre-commit && ln -sfn evil gd.new && mv -T gd.new gd`, root, fsHookScript(marker)),
+		[]string{root}, SandboxPolicy{})
+	require.Error(t, err, "%+v", o)
+	assert.Contains(t, err.Error(), "the symlink "+filepath.Join(root, "gd"))
+	assert.Contains(t, err.Error(), "ReadOnlySubpaths")
+	lxRequireAbsent(t, ran)
+	target, err := os.Readlink(filepath.Join(root, "gd"))
+	require.NoError(t, err)
+	assert.Equal(t, real, target)
+	fsRequireNoHookRan(t, root, marker, haveGit)
+
+	// Its commondir, likewise.
+	require.NoError(t, os.Remove(filepath.Join(root, "gd")))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+real+"\n"), 0o644))
+	require.NoError(t, os.Symlink(real, filepath.Join(root, "common")))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "commondir"), []byte(filepath.Join(root, "common")+"\n"), 0o644))
+	o, err = lxRun(t, lxSh(`touch "$1"`, ran), []string{root}, SandboxPolicy{})
+	require.Error(t, err, "%+v", o)
+	assert.Contains(t, err.Error(), "commondir")
+	assert.Contains(t, err.Error(), "the symlink "+filepath.Join(root, "common"))
+	lxRequireAbsent(t, ran)
+	require.NoError(t, os.Remove(filepath.Join(real, "commondir")))
+
+	// Through a symlink outside the roots: the call runs, and the git
+	// directory it leads to is read-only.
+	link := filepath.Join(lxRealDir(t), "link")
+	require.NoError(t, os.Symlink(real, link))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+link+"\n"), 0o644))
+	res, out := lxPyRun(t, []string{root, elsewhere}, SandboxPolicy{}, `
+attempt("hook", lambda: create(os.path.join(sys.argv[1], "hooks", "pre-commit")))
+attempt("rename", lambda: os.rename(sys.argv[1], sys.argv[1] + ".old"))
+`, real)
+	assert.Equal(t, "EROFS", res["hook"], "%s", out.Stdout)
+	assert.Equal(t, "EBUSY", res["rename"])
+	fsRequireNoHookRan(t, root, marker, haveGit)
+}
+
 // DenyRead: a denied directory reads as empty, a denied file as empty, by
 // any way of reaching them, and neither takes a write; a sibling reads as
 // before.

@@ -120,6 +120,55 @@ func TestResolveMasksGitdirBounded(t *testing.T) {
 	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), other}, m.ReadOnly)
 }
 
+// A git directory or common directory named through a symlink inside a
+// writable root is an error naming the link, whether it leads anywhere or
+// not: the command could repoint it. One outside the roots is followed.
+func TestResolveMasksGitdirSymlink(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root, other := filepath.Join(base, "root"), filepath.Join(base, "other")
+	repo := filepath.Join(other, "repo.git")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	gitfile := filepath.Join(root, ".git")
+	for _, tc := range []struct{ gitdir, link, to string }{
+		{"gd", "gd", repo},
+		{"gd", "gd", "/nonexistent"},
+		{"sub/gd/x", "sub", other},
+		{filepath.Join(root, "gd"), "gd", repo},
+	} {
+		t.Run(tc.gitdir+"->"+tc.to, func(t *testing.T) {
+			link := filepath.Join(root, tc.link)
+			require.NoError(t, os.Symlink(tc.to, link))
+			defer os.Remove(link)
+			require.NoError(t, os.WriteFile(gitfile, []byte("gitdir: "+tc.gitdir+"\n"), 0o644))
+			_, err := resolveMasks([]string{root}, SandboxPolicy{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the symlink "+link+" inside the writable root "+root)
+			// A root the link is in, given alongside, counts too.
+			_, err = resolveMasks([]string{other, root}, SandboxPolicy{})
+			require.Error(t, err)
+		})
+	}
+	// The common directory.
+	require.NoError(t, os.WriteFile(gitfile, []byte("gitdir: "+repo+"\n"), 0o644))
+	require.NoError(t, os.Symlink(other, filepath.Join(root, "c")))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "commondir"), []byte(filepath.Join(root, "c", "repo.git")), 0o644))
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "commondir")
+	assert.Contains(t, err.Error(), "the symlink "+filepath.Join(root, "c"))
+	require.NoError(t, os.Remove(filepath.Join(repo, "commondir")))
+
+	// Outside the roots: followed.
+	outside := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(repo, outside))
+	require.NoError(t, os.WriteFile(gitfile, []byte("gitdir: "+outside+"\n"), 0o644))
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{gitfile, repo}, m.ReadOnly)
+}
+
 // pin: the directories between each outermost root and what it protects,
 // and the roots inside roots; between / and each protected path with
 // everywhere; never one within a protected path, nor an outermost root.
