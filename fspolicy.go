@@ -145,7 +145,11 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 		// given, it fails with ENOTDIR and would deny nothing. ENOTDIR is
 		// left to a file met on the way ("/etc/hostname/x"), where nothing
 		// can exist.
-		real, err := resolvePath(trimTrailingSeparators(path), func(string, string) {})
+		real, err := resolveUnmoved(trimTrailingSeparators(path), roots)
+		var moved *repointableError
+		if errors.As(err, &moved) {
+			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead path %q %w: name the file or directory it leads to instead", path, err)
+		}
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			continue
 		}
@@ -251,6 +255,33 @@ func resolveFrom(base, p string, roots []string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
+	real, err := resolveUnmoved(p, roots)
+	var moved *repointableError
+	if errors.As(err, &moved) {
+		return "", err
+	}
+	if err != nil {
+		return "", nil
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", nil
+	}
+	return real, nil
+}
+
+// repointableError is resolveUnmoved's; its message follows a path's name.
+type repointableError struct{ link, root string }
+
+func (e *repointableError) Error() string {
+	return "goes through the symlink " + e.link + " inside the writable root " + e.root +
+		", where the command could repoint it"
+}
+
+// resolveUnmoved is resolvePath for a path the policy protects: a symlink
+// on the way that lies inside one of roots is a *repointableError, whether
+// the path resolves or not. The command could
+// repoint the link, and a later call would protect what it points to then.
+func resolveUnmoved(p string, roots []string) (string, error) {
 	var links [][2]string
 	real, err := resolvePath(p, func(dir, name string) { links = append(links, [2]string{dir, name}) })
 	if len(links) > 0 {
@@ -262,19 +293,12 @@ func resolveFrom(base, p string, roots []string) (string, error) {
 		for _, l := range links {
 			for i, r := range roots {
 				if pathWithin(l[0], r) || infos[i] != nil && sameFileAbove(l[0], infos[i]) {
-					return "", fmt.Errorf("goes through the symlink %s inside the writable root %s, "+
-						"where the command could repoint it", filepath.Join(l[0], l[1]), r)
+					return "", &repointableError{filepath.Join(l[0], l[1]), r}
 				}
 			}
 		}
 	}
-	if err != nil {
-		return "", nil
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", nil
-	}
-	return real, nil
+	return real, err
 }
 
 // trimTrailingSeparators drops the separators and "." components that

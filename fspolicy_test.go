@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,6 +168,44 @@ func TestResolveMasksGitdirSymlink(t *testing.T) {
 	m, err := resolveMasks([]string{root}, SandboxPolicy{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{gitfile, repo}, m.ReadOnly)
+}
+
+// A DenyRead path through a symlink inside a writable root is an error,
+// whether it leads anywhere or not: the command could repoint the link, and
+// the next call would cover what it points to then, leaving the secret
+// readable. Found in review. A link outside the roots is followed.
+func TestResolveMasksDenyReadSymlink(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root, secrets := filepath.Join(base, "root"), filepath.Join(base, "secrets")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "config"), 0o755))
+	require.NoError(t, os.MkdirAll(secrets, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(secrets, "key"), []byte("k"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "config", "dev.env"), []byte("k"), 0o600))
+	require.NoError(t, os.Symlink(secrets, filepath.Join(root, "link")))
+	require.NoError(t, os.Symlink("config/dev.env", filepath.Join(root, ".env")))
+	for _, tc := range []struct{ deny, link string }{
+		{filepath.Join(root, "link", "key"), filepath.Join(root, "link")},
+		{filepath.Join(root, "link", "missing"), filepath.Join(root, "link")},
+		{filepath.Join(root, "link") + "/", filepath.Join(root, "link")},
+		{filepath.Join(root, ".env"), filepath.Join(root, ".env")},
+	} {
+		_, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{tc.deny}})
+		require.Error(t, err, tc.deny)
+		assert.Contains(t, err.Error(), "DenyRead path "+strconv.Quote(tc.deny), tc.deny)
+		assert.Contains(t, err.Error(), "the symlink "+tc.link+" inside the writable root "+root, tc.deny)
+	}
+	// Outside the roots: followed, and its target covered.
+	outside := filepath.Join(base, "to-secrets")
+	require.NoError(t, os.Symlink(secrets, outside))
+	m, err := resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{filepath.Join(outside, "key")}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(secrets, "key")}, m.DenyFiles)
+	// The target named directly, inside the root or not: covered.
+	m, err = resolveMasks([]string{root}, SandboxPolicy{DenyRead: []string{filepath.Join(root, "config", "dev.env"), secrets}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(root, "config", "dev.env")}, m.DenyFiles)
+	assert.Equal(t, []string{secrets}, m.DenyDirs)
 }
 
 // pin: the directories between each outermost root and what it protects,
