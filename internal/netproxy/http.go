@@ -61,7 +61,10 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReade
 		req.Header.Del(h)
 	}
 	req.Close = true
-	req.Host = req.URL.Host // the name checked, not another behind the same address
+	// The name checked, as it was checked (not another behind the same
+	// address, nor the raw spelling of the URL), with the port only when
+	// the request named one.
+	req.Host = req.checkedHost()
 	wrote := make(chan struct{})
 	go func() {
 		// The response may come before the whole body is sent.
@@ -79,6 +82,22 @@ type request struct {
 	*http.Request
 	host string
 	port uint16
+	// portNamed is whether the request named its port.
+	portNamed bool
+}
+
+// checkedHost is the Host header a forwarded request carries: the name
+// the policy checked (NormalizeHost: punycode, lower case, no trailing
+// dot), with ":port" only when the request named a port.
+func (r *request) checkedHost() string {
+	name, err := NormalizeHost(r.host)
+	if err != nil {
+		name = r.host // not reached: the policy refuses what NormalizeHost does
+	}
+	if r.portNamed {
+		return net.JoinHostPort(name, strconv.Itoa(int(r.port)))
+	}
+	return name
 }
 
 // readRequest reads a request head and the destination it names: an
@@ -102,6 +121,7 @@ func readRequest(br *bufio.Reader) (*request, error) {
 		return nil, errors.New("a proxy request names its destination: an absolute http:// URI or CONNECT host:port")
 	}
 	host, port, err := net.SplitHostPort(hostport)
+	r.portNamed = err == nil
 	if err != nil {
 		if defaultPort == "" {
 			return nil, fmt.Errorf("CONNECT %q: want host:port", hostport)

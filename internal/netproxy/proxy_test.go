@@ -179,6 +179,46 @@ func TestProxyHostHeader(t *testing.T) {
 	assert.Equal(t, `GET /h  auth=""`, string(b))
 }
 
+// The Host header the destination gets is the name the policy checked,
+// normalized as it was checked (width, case, a trailing dot), with the
+// port only when the request named one.
+func TestProxyHostHeaderNormalized(t *testing.T) {
+	hosts := make(chan string, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hosts <- r.Host
+	}))
+	t.Cleanup(up.Close)
+	p, addr := start(t, []string{"api.allowed.test"}, map[string]string{"api.allowed.test": "127.0.0.1"})
+	var dialled []netip.AddrPort
+	p.dialAddr = func(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+		dialled = append(dialled, a) // every port leads to the upstream
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", up.Listener.Addr().String())
+	}
+	auth := base64.StdEncoding.EncodeToString([]byte("sbx:" + p.token))
+	for _, tc := range []struct{ url, want string }{
+		{"http://%EF%BD%81pi.allowed.test:8080/", "api.allowed.test:8080"}, // fullwidth a
+		{"http://%EF%BD%81pi.allowed.test/", "api.allowed.test"},
+		{"http://API.Allowed.TEST:8080/", "api.allowed.test:8080"},
+		{"http://api.allowed.test.:8080/", "api.allowed.test:8080"},
+		{"http://api.allowed.test./", "api.allowed.test"},
+		{"http://api.allowed.test:80/", "api.allowed.test:80"},
+		{"http://api.allowed.test/", "api.allowed.test"},
+	} {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: forbidden.test\r\nProxy-Authorization: Basic %s\r\n\r\n", tc.url, auth)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err, tc.url)
+		resp.Body.Close()
+		c.Close()
+		require.Equal(t, 200, resp.StatusCode, tc.url)
+		assert.Equal(t, tc.want, <-hosts, tc.url)
+	}
+	assert.Len(t, dialled, 7)
+	assert.Nil(t, p.Denied())
+}
+
 func TestProxyRefusesNonProxyRequests(t *testing.T) {
 	p, addr := start(t, []string{"allowed.test"}, nil)
 	auth := "Proxy-Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("sbx:"+p.token)) + "\r\n"
