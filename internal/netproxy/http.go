@@ -16,11 +16,14 @@ import (
 // serveHTTP serves one request: CONNECT opens a tunnel, an absolute-URI
 // request is forwarded with "Connection: close", so that the client's
 // connection ends with the response.
-func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReader) {
+func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReader, lines *lineCounter) {
 	req, err := readRequest(br)
 	if err != nil {
 		if limited.N == 0 {
 			answer(c, http.StatusRequestHeaderFieldsTooLarge, "the request head is larger than the proxy reads")
+		} else if lines.over {
+			answer(c, http.StatusRequestHeaderFieldsTooLarge,
+				fmt.Sprintf("the request head has more than %d lines, more than the proxy reads", MaxHeadLines))
 		} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 			answer(c, http.StatusBadRequest, err.Error())
 		}
