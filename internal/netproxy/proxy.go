@@ -92,9 +92,7 @@ func New(patterns []string) (*Proxy, error) {
 	return &Proxy{
 		matcher: m,
 		token:   hex.EncodeToString(b[:]),
-		Resolve: func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		},
+		Resolve: resolve,
 		dialAddr: func(ctx context.Context, addr netip.AddrPort) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", addr.String())
@@ -107,6 +105,26 @@ func New(patterns []string) (*Proxy, error) {
 		seen:      map[string]bool{},
 	}, nil
 }
+
+// resolve looks a name up in the hosts file, then in DNS rooted (host +
+// "."), so that the host's resolv.conf search list never makes an allowed
+// name another one, which no pattern allows (nx.allowed.test.corp.internal
+// for a nonexistent nx.allowed.test; under ndots:5 the search list comes
+// first). The hosts file is read apart because neither resolver finds a
+// rooted name there: Go's keys a name without a dot ("localhost")
+// unrooted, glibc's compares the name as it is.
+func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if addrs, err := hostsFile.LookupNetIP(ctx, "ip", host); err == nil && len(addrs) > 0 {
+		return addrs, nil
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host+".")
+}
+
+// hostsFile is Go's resolver without DNS: it finds a name (as it is, the
+// search list not applied) in the hosts file, and nowhere else.
+var hostsFile = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	return nil, errors.New("the hosts file only")
+}}
 
 // Env returns the variables that point a command at the proxy listening on
 // addr ("127.0.0.1:PORT"), each carrying the credential.
