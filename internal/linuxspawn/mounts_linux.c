@@ -34,7 +34,7 @@
 
 #include "spawn_linux.h"
 
-// The new mount API (Linux 5.2, mount_setattr 5.12) and openat2 (5.6); the
+// The new mount API (Linux 5.2, mount_setattr 5.12); the
 // numbers are the same on every architecture. For C libraries older than
 // the kernel features.
 #ifndef SYS_open_tree
@@ -52,9 +52,6 @@
 #ifndef SYS_fsmount
 #define SYS_fsmount 432
 #endif
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
@@ -71,17 +68,12 @@
 #define K_MOUNT_ATTR_NOSUID 0x00000002
 #define K_MOUNT_ATTR_NODEV 0x00000004
 #define K_MOUNT_ATTR_NOEXEC 0x00000008
-#define K_RESOLVE_NO_SYMLINKS 0x04
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
 
 struct k_mount_attr {
 	uint64_t attr_set, attr_clr, propagation, userns_fd;
-};
-
-struct k_open_how {
-	uint64_t flags, mode, resolve;
 };
 
 static int set_attr(int fd, const char *path, unsigned flags, uint64_t attr) {

@@ -230,11 +230,6 @@ void ls_child_stdio(struct ls_req *r) {
 	}
 }
 
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
-#define K_RESOLVE_NO_MAGICLINKS 0x02
-
 // ls_child_chdir enters r->dir, looked up with no "magic link" on the way
 // (/proc/PID/root, /proc/PID/cwd, /proc/PID/fd/N): one leads to where
 // another process stands, the host's mounts among them, where the call's
@@ -242,9 +237,7 @@ void ls_child_stdio(struct ls_req *r) {
 // capability here. A kernel older than openat2 (5.6, before Landlock) gets
 // a plain chdir.
 void ls_child_chdir(struct ls_req *r) {
-	struct {
-		uint64_t flags, mode, resolve;
-	} how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = K_RESOLVE_NO_MAGICLINKS};
+	struct k_open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = K_RESOLVE_NO_MAGICLINKS};
 	long fd;
 
 	if (r->dir == NULL)

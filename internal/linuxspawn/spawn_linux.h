@@ -29,6 +29,18 @@ enum {
 	LS_STAGE_EXECVE,
 };
 
+// openat2 (Linux 5.6), for C libraries older than the kernel: the number is
+// the same on every architecture.
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#define K_RESOLVE_NO_MAGICLINKS 0x02
+#define K_RESOLVE_NO_SYMLINKS 0x04
+
+struct k_open_how {
+	uint64_t flags, mode, resolve;
+};
+
 // ls_mount_target is a path the child mounts on, with the identity the
 // parent found there: a path that names another file by then (replaced by a
 // symlink, say) fails the spawn rather than mount in the wrong place.
