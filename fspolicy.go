@@ -338,6 +338,11 @@ func trimTrailingSeparators(path string) string {
 // within a protected path are not: they cannot be renamed anyway. Each is
 // recorded in m.found as it is now; rootInfos is what was found at roots.
 func (m *fsMasks) pin(roots []string, rootInfos []fs.FileInfo, everywhere bool) error {
+	protected := slices.Concat(m.ReadOnly, m.DenyDirs, m.DenyFiles)
+	if len(protected) == 0 && (everywhere || len(roots) < 2) {
+		m.Pinned = nil // nothing to pin: the common call does no more
+		return nil
+	}
 	var areas []string // the outermost writable directories
 	if everywhere {
 		areas = []string{string(filepath.Separator)}
@@ -348,7 +353,6 @@ func (m *fsMasks) pin(roots []string, rootInfos []fs.FileInfo, everywhere bool) 
 			}
 		}
 	}
-	protected := slices.Concat(m.ReadOnly, m.DenyDirs, m.DenyFiles)
 	covered := func(d string) bool {
 		return slices.ContainsFunc(m.ReadOnly, func(p string) bool { return pathWithin(d, p) }) ||
 			slices.ContainsFunc(m.DenyDirs, func(p string) bool { return pathWithin(d, p) })
