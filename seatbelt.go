@@ -139,20 +139,35 @@ func newSeatbeltParams(roots []string, masks fsMasks, proxyPort int) seatbeltPar
 	return p
 }
 
-// withDataVolumeNames is paths, each followed by its name under
-// seatbeltDataVolume where that is the same file.
+// withDataVolumeNames is paths, each followed by its other name where
+// that is the same file: its name under seatbeltDataVolume, or, for a path
+// given under the data volume (through a symlink that points there, or as
+// the caller wrote it), its name at the top. Seatbelt matches the name at
+// the top (/Users/..., /private/...) for a file reached by either, so a
+// rule on the data volume's name alone would match nothing (found in
+// review: DenyRead "/System/Volumes/Data/Users/u/.ssh" denied nothing).
 func withDataVolumeNames(paths []string) []string {
 	out := make([]string, 0, len(paths))
-	for _, path := range paths {
-		out = append(out, path)
-		if pathWithin(path, seatbeltDataVolume) {
-			continue
+	seen := make(map[string]bool, len(paths))
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
 		}
+	}
+	for _, path := range paths {
+		add(path)
 		alias := filepath.Join(seatbeltDataVolume, path)
+		if pathWithin(path, seatbeltDataVolume) {
+			alias = filepath.Join(string(filepath.Separator), strings.TrimPrefix(path, seatbeltDataVolume))
+			if alias == string(filepath.Separator) {
+				continue // the volume itself: "/" is another directory
+			}
+		}
 		a, errA := os.Stat(alias)
 		b, errB := os.Stat(path)
 		if errA == nil && errB == nil && os.SameFile(a, b) {
-			out = append(out, alias)
+			add(alias)
 		}
 	}
 	return out

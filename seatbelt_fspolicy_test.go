@@ -328,3 +328,36 @@ func TestSeatbeltRunnerRequestMasks(t *testing.T) {
 	assert.Equal(t, []string{filepath.Join(root, ".git")}, params.readOnlyDirs)
 	assert.Equal(t, []string{secret}, params.denyDirs)
 }
+
+// A path given under the data volume (or reached through a symlink that
+// points there) gets the same rule under its name at the top, which is the
+// one Seatbelt matches: a DenyRead path, and what is read-only in a root
+// given so, under FullDiskWriteAccess, where nothing else holds it.
+func TestSeatbeltDataVolumeNamesFromTheVolume(t *testing.T) {
+	home := realDir(t, "home")
+	file := filepath.Join(home, "token")
+	require.NoError(t, os.WriteFile(file, []byte("t"), 0o600))
+	root := realDir(t, "root")
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".hg"), []byte("x\n"), 0o644))
+	vol := realDir(t, "vol")
+	for _, p := range []string{file, filepath.Join(root, ".hg")} {
+		require.NoError(t, os.MkdirAll(filepath.Join(vol, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.Link(p, filepath.Join(vol, p))) // the same file, as a firmlink's
+	}
+
+	noDataVolume(t)
+	seatbeltDataVolume = vol
+	onVolume := filepath.Join(vol, file)
+	argv, err := CreateSeatbeltCommand([]string{"true"}, []string{filepath.Join(vol, root)},
+		SandboxPolicy{FullDiskWriteAccess: true, DenyRead: []string{onVolume, file}})
+	require.NoError(t, err)
+	checkSeatbeltArgv(t, argv)
+	params := seatbeltParamsOf(t, argv)
+	assert.ElementsMatch(t, []string{onVolume, file}, params.denyFiles, "each name once")
+	assert.Equal(t, []string{filepath.Join(vol, root, ".hg"), filepath.Join(root, ".hg")}, params.readOnlyFiles)
+	assert.Contains(t, params.pinned, root)
+	assert.Contains(t, params.pinned, home)
+
+	// The volume itself has no other name.
+	assert.Equal(t, []string{vol}, withDataVolumeNames([]string{vol}))
+}
