@@ -205,12 +205,7 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 // read-only, but the command could repoint the link, and the host's git
 // would follow it to a directory (and hooks) of the command's making.
 func gitdirOf(file string, roots []string) ([]string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("sandboxexec: read-only subpath: %w", err)
-	}
-	defer f.Close()
-	head, err := io.ReadAll(io.LimitReader(f, 4096))
+	head, err := readGitFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("sandboxexec: read-only subpath: %w", err)
 	}
@@ -230,7 +225,7 @@ func gitdirOf(file string, roots []string) ([]string, error) {
 		return nil, nil
 	}
 	out = append(out, dir)
-	if b, err := os.ReadFile(filepath.Join(dir, "commondir")); err == nil && len(b) < 4096 {
+	if b, err := readGitFile(filepath.Join(dir, "commondir")); err == nil && len(b) < gitFileMax {
 		commondir := strings.TrimSpace(string(b))
 		common, err := resolveFrom(dir, commondir, roots)
 		if err != nil {
@@ -242,6 +237,40 @@ func gitdirOf(file string, roots []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// gitFileMax is the most of a .git or commondir file that gitdirOf reads:
+// each holds one path.
+const gitFileMax = 4096
+
+// readGitFile reads the regular file at path, gitFileMax bytes at most.
+// Either file may lie in a writable root, where a command could have made
+// it a FIFO, which an open would wait on for a writer for ever, or a
+// symlink to /dev/zero, which a read to the end would never finish with
+// (found in review: a commondir made so hung the next call, or took all
+// its host's memory). What is not a regular file is an error, and is not
+// opened (a device's open can do things of its own); the open does not
+// wait, nor take a terminal, should the path be swapped meanwhile.
+func readGitFile(path string) ([]byte, error) {
+	notRegular := &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, notRegular
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular
+	}
+	return io.ReadAll(io.LimitReader(f, gitFileMax))
 }
 
 // resolveFrom resolves p, relative to base where it is not absolute, to an

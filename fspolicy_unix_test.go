@@ -1,0 +1,61 @@
+//go:build unix
+
+package sandboxexec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A commondir that is no regular file, which a command may have made in a
+// root for the next call, is not read: a FIFO would hang that call's start
+// for ever, /dev/zero would take its host's memory (found in review). Nor
+// is more than gitFileMax of one that is.
+func TestResolveMasksCommondirNotAFile(t *testing.T) {
+	root := realDir(t, "root")
+	gitdir := filepath.Join(root, "x")
+	require.NoError(t, os.Mkdir(gitdir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: x\n"), 0o644))
+	commondir := filepath.Join(gitdir, "commondir")
+	for _, c := range []struct {
+		what string
+		do   func() error
+	}{
+		{"a FIFO", func() error { return syscall.Mkfifo(commondir, 0o644) }},
+		{"a symlink to /dev/zero", func() error { return os.Symlink("/dev/zero", commondir) }},
+		{"a long file", func() error {
+			return os.WriteFile(commondir, []byte(strings.Repeat("/", 4096)+"\n"), 0o644)
+		}},
+	} {
+		os.Remove(commondir)
+		require.NoError(t, c.do(), c.what)
+		done := make(chan error, 1)
+		var m fsMasks
+		go func() {
+			var err error
+			m, err = resolveMasks([]string{root}, SandboxPolicy{})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			require.NoError(t, err, c.what)
+			assert.Equal(t, []string{filepath.Join(root, ".git"), gitdir}, m.ReadOnly, c.what)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("commondir %s: resolveMasks has not returned after 5 s", c.what)
+		}
+	}
+	// A commondir that is a file is read as before.
+	os.Remove(commondir)
+	require.NoError(t, os.Mkdir(filepath.Join(root, "common"), 0o755))
+	require.NoError(t, os.WriteFile(commondir, []byte("../common\n"), 0o644))
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(root, ".git"), gitdir, filepath.Join(root, "common")}, m.ReadOnly)
+}
