@@ -50,12 +50,10 @@ func startPlain(req *spawnRequest) (*child, error) {
 		return nil, fmt.Errorf("sandboxexec: %w", err)
 	}
 	if err := adoptAndResume(job, p.Pid); err != nil {
-		// The process never ran a user instruction; closing the job kills it
-		// if it was assigned, TerminateProcess if it was not.
-		if h, herr := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(p.Pid)); herr == nil {
-			windows.TerminateProcess(h, killedExitCode)
-			windows.CloseHandle(h)
-		}
+		// The process never ran a user instruction. It is killed through
+		// the handle p holds, which a failed OpenProcess cannot take away:
+		// the Wait below must never wait on a process left suspended.
+		p.Kill()
 		windows.CloseHandle(job)
 		p.Wait()
 		return nil, fmt.Errorf("sandboxexec: %w", err)
