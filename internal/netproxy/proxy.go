@@ -423,7 +423,11 @@ func (p *Proxy) dial(host string, port uint16, dest string) (net.Conn, error) {
 // Internal reports whether a is an address that a wildcard pattern must not
 // lead to: loopback, private, link-local (cloud metadata included),
 // unique-local, unspecified, multicast, "this network" (0.0.0.0/8), shared
-// (100.64.0.0/10), local-use NAT64 (64:ff9b:1::/48); and an IPv6 address
+// (100.64.0.0/10), IETF protocol assignments (192.0.0.0/24: DS-Lite's
+// gateway and host among them), benchmarking (198.18.0.0/15, which fake-IP
+// resolvers and some private networks use), reserved (240.0.0.0/4, which
+// some clouds route as private, and the broadcast address), local-use NAT64
+// (64:ff9b:1::/48); and an IPv6 address
 // that carries an IPv4 address which is one of these, since a host or its
 // gateway may deliver it there: IPv4-mapped (::ffff:a.b.c.d),
 // IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64
@@ -439,7 +443,8 @@ func Internal(a netip.Addr) bool {
 func internalAddr(a netip.Addr) bool {
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
-		shared.Contains(a) || thisNetwork.Contains(a) || localNAT64.Contains(a)
+		shared.Contains(a) || thisNetwork.Contains(a) || protocolAssignments.Contains(a) ||
+		benchmarking.Contains(a) || reserved.Contains(a) || localNAT64.Contains(a)
 }
 
 // embeddedIPv4 returns the IPv4 address an IPv6 address of a transition
@@ -464,11 +469,15 @@ func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
 var (
 	shared      = netip.MustParsePrefix("100.64.0.0/10")
 	thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-	localNAT64  = netip.MustParsePrefix("64:ff9b:1::/48")
-	compatible  = netip.MustParsePrefix("::/96")
-	translated  = netip.MustParsePrefix("::ffff:0:0:0/96")
-	nat64       = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour   = netip.MustParsePrefix("2002::/16")
+	// Not globally reachable (IANA's special-purpose address registry).
+	protocolAssignments = netip.MustParsePrefix("192.0.0.0/24")
+	benchmarking        = netip.MustParsePrefix("198.18.0.0/15")
+	reserved            = netip.MustParsePrefix("240.0.0.0/4")
+	localNAT64          = netip.MustParsePrefix("64:ff9b:1::/48")
+	compatible          = netip.MustParsePrefix("::/96")
+	translated          = netip.MustParsePrefix("::ffff:0:0:0/96")
+	nat64               = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour           = netip.MustParsePrefix("2002::/16")
 )
 
 // relay copies both ways between the client and the destination until

@@ -24,6 +24,9 @@ func TestInternal(t *testing.T) {
 		"0.0.0.0": true, "0.1.2.3": true,
 		"100.64.0.0": true, "100.127.255.255": true, "100.63.255.255": false, "100.128.0.0": false,
 		"224.0.0.1": true, "8.8.8.8": false, "203.0.113.5": false,
+		"192.0.0.0": true, "192.0.0.2": true, "192.0.0.255": true, "191.255.255.255": false, "192.0.1.0": false,
+		"198.18.0.0": true, "198.19.255.255": true, "198.17.255.255": false, "198.20.0.0": false,
+		"240.0.0.0": true, "255.255.255.255": true, "239.255.255.255": true, "223.255.255.255": false,
 		// IPv6 ranges.
 		"::": true, "::1": true,
 		"fc00::": true, "fdff:ffff::1": true, "fbff::1": false, "fe00::1": false,
@@ -36,6 +39,7 @@ func TestInternal(t *testing.T) {
 		"::127.0.0.1": true, "::10.0.0.1": true, "::192.168.1.1": true, "::8.8.8.8": false,
 		"64:ff9b::127.0.0.1": true, "64:ff9b::a9fe:a9fe": true, "64:ff9b::100.64.0.1": true, "64:ff9b::8.8.8.8": false,
 		"2002:7f00:1::": true, "2002:a9fe:a9fe::1": true, "2002:c0a8:101::": true, "2002:0808:0808::1": false,
+		"::ffff:198.18.0.1": true, "64:ff9b::240.0.0.1": true, "2002:c000:0002::": true,
 	} {
 		assert.Equal(t, want, Internal(netip.MustParseAddr(addr)), addr)
 	}
@@ -87,7 +91,7 @@ func TestProxyWildcardNeverDialsInternal(t *testing.T) {
 		"first.wild.test":  {"203.0.113.5", "127.0.0.1"},
 		"second.wild.test": {"127.0.0.1", "::ffff:169.254.169.254", "203.0.113.5"},
 		"down.wild.test":   {"198.51.100.7", "10.0.0.1", "64:ff9b::a9fe:a9fe", "2002:7f00:1::", "::127.0.0.1"},
-		"only.wild.test":   {"169.254.169.254", "::ffff:0:10.0.0.1", "fd00::1"},
+		"only.wild.test":   {"169.254.169.254", "::ffff:0:10.0.0.1", "fd00::1", "198.18.0.1", "240.0.0.1", "192.0.0.2"},
 		"exact.test":       {"10.0.0.1", "203.0.113.5"},
 	}, map[string]bool{"203.0.113.5": true}, port(plain))
 	c := client(t, p, addr)
