@@ -52,8 +52,9 @@ func TestProxyDeniedCapped(t *testing.T) {
 }
 
 // A destination is listed once under its normalized name: case, a
-// trailing dot and an IP address's spelling do not make another entry, and
-// a name too long for DNS is cut.
+// trailing dot and an IP address's spelling do not make another entry, a
+// name too long for DNS is cut, and what does not print (an escape
+// sequence, a line break, a bidi override) is U+FFFD.
 func TestProxyDeniedNormalized(t *testing.T) {
 	p, err := New([]string{"allowed.test"})
 	require.NoError(t, err)
@@ -63,7 +64,7 @@ func TestProxyDeniedNormalized(t *testing.T) {
 		"EXAMPLE.com", "example.com.", "Example.COM.", "example.com",
 		"127.0.0.1", "::1", "[0:0::1]", "0:0:0:0:0:0:0:1",
 		"Bad_Name..", "bad_name.", long, long + "b",
-		"bad\xffname.",
+		"bad\xffname.", "evil\x1b[31m.test", "a\nfake: line\r", "evil\u202emoc.test", "z\x00",
 	} {
 		_, err := p.connect(host, 80)
 		var r *refusal
@@ -72,5 +73,6 @@ func TestProxyDeniedNormalized(t *testing.T) {
 	assert.Equal(t, []string{
 		"example.com:80", "127.0.0.1:80", "[::1]:80", "bad_name.:80", "bad_name:80",
 		strings.Repeat("a", maxNameLen) + "…:80", "bad\uFFFDname:80",
+		"evil\uFFFD[31m.test:80", "[a\uFFFDfake: line\uFFFD]:80", "evil\uFFFDmoc.test:80", "z\uFFFD:80",
 	}, p.Denied())
 }

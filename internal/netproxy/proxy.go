@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -352,15 +353,18 @@ func (p *Proxy) connect(host string, port uint16) (net.Conn, error) {
 // deniedName is how a refused destination is listed: a name as patterns
 // are matched (EXAMPLE.com and example.com. are example.com), an IP
 // address in its canonical form, anything else lower case, without a
-// trailing dot, valid UTF-8, and cut to the length of a DNS name, so that
-// an entry stays small whatever a request head carries.
+// trailing dot, valid UTF-8, cut to the length of a DNS name, and with
+// U+FFFD for what does not print (controls, bidi overrides), so that an
+// entry stays small and one line whatever a request head or a SOCKS5
+// name (any 255 bytes) carries: a host prints DeniedHosts, or asks its
+// user about them.
 func deniedName(host string, port uint16) string {
 	name, err := NormalizeHost(host)
 	if err != nil {
 		if a, perr := netip.ParseAddr(strings.Trim(host, "[]")); perr == nil {
 			name = a.String()
 		} else {
-			name = strings.ToValidUTF8(strings.ToLower(strings.TrimSuffix(host, ".")), "\uFFFD")
+			name = strings.Map(printable, strings.ToValidUTF8(strings.ToLower(strings.TrimSuffix(host, ".")), "\uFFFD"))
 			if len(name) > maxNameLen {
 				cut := maxNameLen
 				for cut > 0 && !utf8.RuneStart(name[cut]) {
@@ -371,6 +375,14 @@ func deniedName(host string, port uint16) string {
 		}
 	}
 	return net.JoinHostPort(name, strconv.Itoa(int(port)))
+}
+
+// printable maps a rune that does not print to U+FFFD.
+func printable(r rune) rune {
+	if !unicode.IsPrint(r) {
+		return '\uFFFD'
+	}
+	return r
 }
 
 // maxNameLen is the longest DNS name.
