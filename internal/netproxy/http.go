@@ -68,16 +68,39 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReade
 	// address, nor the raw spelling of the URL), with the port only when
 	// the request named one.
 	req.Host = req.checkedHost()
+	body := &clientBody{ReadCloser: req.Body}
+	if req.Body != http.NoBody { // a wrapped NoBody would be sent chunked
+		req.Body = body
+	}
 	wrote := make(chan struct{})
 	go func() {
 		// The response may come before the whole body is sent.
 		defer close(wrote)
-		req.Write(dest)
+		if err := req.Write(dest); err != nil && body.err != nil {
+			// The client left mid-body: the destination would wait for
+			// the rest, and hold this connection, until the call ends.
+			dest.Close()
+		}
 	}()
 	io.Copy(c, dest)
 	c.Close()
 	dest.Close()
 	<-wrote
+}
+
+// clientBody is a forwarded request's body; err is a failure to read it
+// from the client (not its end), which leaves the request unfinished.
+type clientBody struct {
+	io.ReadCloser
+	err error
+}
+
+func (b *clientBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 // request is a parsed proxy request with the destination it names.

@@ -118,3 +118,32 @@ func TestRelayDestinationHalfClose(t *testing.T) {
 		})
 	}
 }
+
+// A client that leaves in the middle of a plain request's body leaves a
+// request the destination could only wait on: the proxy closes the
+// destination's connection, and holds nothing for the client.
+func TestProxyClientLeavesMidBody(t *testing.T) {
+	got := make(chan string, 1)
+	port, done := relayDest(t, func(c *net.TCPConn) {
+		b, _ := io.ReadAll(c) // the rest of the body, until the proxy closes
+		got <- string(b)
+	})
+	p, addr := start(t, []string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"})
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	fmt.Fprintf(c, "POST http://allowed.test:%s/up HTTP/1.1\r\nProxy-Authorization: Basic %s\r\nContent-Length: 100\r\n\r\nshort",
+		port, base64.StdEncoding.EncodeToString([]byte("sbx:"+p.token)))
+	time.Sleep(100 * time.Millisecond)
+	c.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the destination still waits for the body of a client that left")
+	}
+	assert.Contains(t, <-got, "\r\n\r\nshort")
+	assert.Eventually(t, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.conns) == 0
+	}, 5*time.Second, 10*time.Millisecond, "connections held")
+}
