@@ -64,6 +64,11 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReade
 		req.Header.Del(h)
 	}
 	req.Close = true
+	if _, ok := req.Header["User-Agent"]; !ok {
+		// Request.Write gives a request without one Go's; an empty one
+		// is written as none, as the client sent it.
+		req.Header["User-Agent"] = []string{""}
+	}
 	// The name checked, as it was checked (not another behind the same
 	// address, nor the raw spelling of the URL), with the port only when
 	// the request named one.

@@ -323,3 +323,28 @@ func TestProxyCloseEndsEverything(t *testing.T) {
 	_, err = l.Accept()
 	assert.Error(t, err)
 }
+
+// A forwarded request carries the client's headers, and no User-Agent
+// when the client sent none (Request.Write would add Go's).
+func TestProxyForwardsNoUserAgentOfItsOwn(t *testing.T) {
+	agents := make(chan []string, 2)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agents <- r.Header.Values("User-Agent")
+	}))
+	t.Cleanup(up.Close)
+	p, addr := start(t, []string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"})
+	auth := base64.StdEncoding.EncodeToString([]byte("sbx:" + p.token))
+	for _, tc := range []struct {
+		header string
+		want   []string
+	}{{"", nil}, {"User-Agent: curl/8.5.0\r\n", []string{"curl/8.5.0"}}} {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		fmt.Fprintf(c, "GET http://allowed.test:%s/ HTTP/1.1\r\n%sProxy-Authorization: Basic %s\r\n\r\n", port(up), tc.header, auth)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		c.Close()
+		assert.Equal(t, tc.want, <-agents, "%q", tc.header)
+	}
+}
