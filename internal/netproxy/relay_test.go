@@ -147,3 +147,22 @@ func TestProxyClientLeavesMidBody(t *testing.T) {
 		return len(p.conns) == 0
 	}, 5*time.Second, 10*time.Millisecond, "connections held")
 }
+
+// A known limit (docs/network-policy.md): what goes through a tunnel is
+// the client's, the Host of a plain HTTP request inside included, so a
+// virtual host behind an allowed name's address can be asked for another
+// site. Only requests the proxy forwards itself get the checked Host.
+func TestProxyTunnelCarriesTheClientsHost(t *testing.T) {
+	for _, kind := range []string{"connect", "socks"} {
+		hosts := make(chan string, 1)
+		port, _ := relayDest(t, func(c *net.TCPConn) {
+			req, err := http.ReadRequest(bufio.NewReader(c))
+			if err == nil {
+				hosts <- req.Host
+			}
+		})
+		p, addr := start(t, []string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"})
+		relayTunnel(t, p, addr, kind, port, "GET / HTTP/1.1\r\nHost: forbidden.test\r\n\r\n")
+		assert.Equal(t, "forbidden.test", <-hosts, kind)
+	}
+}
