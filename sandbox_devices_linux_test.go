@@ -8,6 +8,8 @@ package sandboxexec
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -95,7 +97,17 @@ func TestLinuxControllingTerminalNotWritable(t *testing.T) {
 		}
 	}
 	for _, term := range terminals {
-		res, out := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+		policy := SandboxPolicy{}
+		if term == "/dev/tty63" {
+			// A root command opens a console only without its mount
+			// namespace (TestLinuxDisksUnreadable).
+			sbOff(t)
+			old := forcedMountMode
+			forcedMountMode = mountsNone
+			t.Cleanup(func() { forcedMountMode = old })
+			policy.BestEffort = true
+		}
+		res, out := lxPyRun(t, []string{t.TempDir()}, policy, `
 fd = os.open(sys.argv[1], os.O_RDONLY)
 tty_nr = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[4])
 print("ctty=%s" % ("yes" if tty_nr else "no"))
@@ -152,4 +164,59 @@ except OSError as e:
 	out, err = lxRun(t, cmd, []string{t.TempDir(), "/dev/shm"}, SandboxPolicy{})
 	lxRequireOK(t, out, err)
 	assert.Equal(t, "lock=OK\n", out.Stdout)
+}
+
+// A root command owns every device node, and a disk read below its file
+// system gives up any file on it, those DenyRead covers too (found in
+// review: a loop device's blocks held a denied file's text). Outside the
+// writable roots only the devices a shell needs can be opened: no disk, no
+// console, wherever the node lies. A node inside a writable root is the
+// host's to put there.
+func TestLinuxDisksUnreadable(t *testing.T) {
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("reading a disk takes root")
+	}
+	img := filepath.Join(t.TempDir(), "image")
+	require.NoError(t, os.WriteFile(img, append([]byte("disk secret\n"), make([]byte, 1<<20-12)...), 0o600))
+	out, err := exec.Command("losetup", "-f", "--show", img).CombinedOutput()
+	if err != nil {
+		t.Skipf("no loop device here: %v: %s", err, out)
+	}
+	dev := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("losetup", "-d", dev).Run() })
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(dev, &st))
+	node := filepath.Join(t.TempDir(), "disk")
+	require.NoError(t, unix.Mknod(node, unix.S_IFBLK|0o600, int(st.Rdev)))
+	data, err := os.ReadFile(node)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(data), "disk secret"), "the host reads the disk")
+
+	console := "/dev/tty63"
+	if _, err := os.Stat(console); err != nil {
+		console = "/dev/null" // checked as usable below anyway
+	}
+	res, o := lxPyRun(t, []string{t.TempDir()}, SandboxPolicy{}, `
+def read(path):
+    with open(path, "rb") as f:
+        print("read=%r" % f.read(11))
+attempt("dev", lambda: read(sys.argv[1]))
+attempt("node", lambda: read(sys.argv[2]))
+attempt("console", lambda: os.close(os.open(sys.argv[3], os.O_RDONLY)))
+attempt("null", lambda: os.close(os.open("/dev/null", os.O_RDWR)))
+attempt("urandom", lambda: read("/dev/urandom"))
+attempt("tty", lambda: os.close(os.open("/dev/tty", os.O_RDONLY)))
+attempt("openpty", lambda: [os.close(fd) for fd in os.openpty()])
+`, dev, node, console)
+	assert.Equal(t, "EACCES", res["dev"], o.Stdout)
+	assert.Equal(t, "EACCES", res["node"], o.Stdout)
+	assert.NotContains(t, o.Stdout, "disk secret")
+	if console != "/dev/null" {
+		assert.Equal(t, "EACCES", res["console"], o.Stdout)
+	}
+	assert.Equal(t, "OK", res["null"], o.Stdout)
+	assert.Equal(t, "OK", res["urandom"], o.Stdout)
+	assert.Equal(t, "ENXIO", res["tty"], "no controlling terminal, but /dev/tty is there\n%s", o.Stdout)
+	assert.Equal(t, "OK", res["openpty"], o.Stdout)
 }

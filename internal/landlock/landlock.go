@@ -52,6 +52,10 @@ const fileRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | truncateV3 | ioctlDevV5
 // review: escape sequences written to a console through it switched the
 // machine's active console). A pseudo-terminal of the command's own is
 // written through its /dev/pts name.
+//
+// /dev/pts/ptmx is named on its own for a root command's mount namespace,
+// where it is bound over /dev/ptmx (see linuxspawn's mounts): a rule of
+// /dev/pts does not reach it there, nor one of the /dev/ptmx it covers.
 var devices = []string{
 	"/dev/null",
 	"/dev/zero",
@@ -60,6 +64,7 @@ var devices = []string{
 	"/dev/urandom",
 	"/dev/ptmx",
 	"/dev/pts",
+	"/dev/pts/ptmx",
 }
 
 // ABI returns the Landlock ABI version the kernel offers, or 0 and the

@@ -115,16 +115,62 @@ static int failed(struct ls_req *r, int kind, int index, int err) {
 	return err;
 }
 
-// keep_roots_writable makes every mount read-only but the writable roots:
-// each is cloned as it is (its submounts too, with their own flags), the
-// whole tree is made read-only, and the clones are put back on the roots,
-// parents first (the parent sorts them), so that a root inside another is
-// put back on top of it.
+// devices are the device nodes a root command can open outside the
+// writable roots: those Landlock lets it write (internal/landlock's
+// devices), and /dev/tty. For root every other mount is nodev: it owns
+// every device node (and keeps CAP_DAC_OVERRIDE), and a disk read below its
+// file system gives up any file on it, those DenyRead covers too, as a
+// console gives up what is typed on it (found in review). Other users own
+// none. /dev/ptmx is the one at /dev/pts: bound alone, it would not find
+// its pseudo-terminals, which it looks for at "pts" beside it on its mount.
+static const char *const devices[][2] = {
+    {"/dev/null", NULL}, {"/dev/zero", NULL}, {"/dev/full", NULL}, {"/dev/random", NULL},
+    {"/dev/urandom", NULL}, {"/dev/tty", NULL}, {"/dev/pts", NULL}, {"/dev/ptmx", "/dev/pts/ptmx"},
+};
+
+// allow_devices binds each of devices that is there, a character device or
+// a directory of them, over itself (or its source over it) without nodev.
+static int allow_devices(void) {
+	struct k_mount_attr a = {.attr_clr = K_MOUNT_ATTR_NODEV};
+	struct stat st;
+	size_t i;
+	int fd, tree, err = 0;
+
+	for (i = 0; err == 0 && i < sizeof devices / sizeof devices[0]; i++) {
+		const char *src = devices[i][1] ? devices[i][1] : devices[i][0];
+		if ((fd = open(devices[i][0], O_PATH | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return errno;
+		}
+		if (fstatat(fd, "", &st, AT_EMPTY_PATH) < 0) {
+			err = errno;
+		} else if (S_ISCHR(st.st_mode) || S_ISDIR(st.st_mode)) {
+			tree = (int)syscall(SYS_open_tree, AT_FDCWD, src, K_OPEN_TREE_CLONE | K_OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			if (tree < 0 && errno != ENOENT)
+				err = errno;
+			if (tree >= 0) {
+				if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0 ||
+				    clone_onto(tree, fd) < 0)
+					err = errno;
+				close(tree);
+			}
+		}
+		close(fd);
+	}
+	return err;
+}
+
+// keep_roots_writable makes every mount read-only (and, for root, nodev)
+// but the writable roots: each is cloned as it is (its submounts too, with
+// their own flags), the whole tree is made read-only, the clones are put
+// back on the roots, parents first (the parent sorts them), so that a root
+// inside another is put back on top of it, and devices are allowed again.
 static int keep_roots_writable(struct ls_req *r) {
 	const struct ls_mount_target *w = r->mounts[LS_MOUNT_WRITABLE];
 	int n = r->nmounts[LS_MOUNT_WRITABLE];
 	int *trees = r->trees;
-	int i, k, fd, err = 0;
+	int i, k, fd, err = 0, root = geteuid() == 0;
 
 	for (i = 0; i < n; i++) {
 		if ((fd = open_target(&w[i])) < 0) {
@@ -142,7 +188,7 @@ static int keep_roots_writable(struct ls_req *r) {
 			return failed(r, LS_MOUNT_WRITABLE, i, err);
 		}
 	}
-	if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, K_MOUNT_ATTR_RDONLY) < 0)
+	if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, K_MOUNT_ATTR_RDONLY | (root ? K_MOUNT_ATTR_NODEV : 0)) < 0)
 		err = failed(r, -1, -1, errno);
 	for (i = 0; i < n; i++) {
 		if (err == 0 && (fd = open_target(&w[i])) < 0)
@@ -154,6 +200,8 @@ static int keep_roots_writable(struct ls_req *r) {
 		}
 		close(trees[i]);
 	}
+	if (err == 0 && root && (err = allow_devices()) != 0)
+		err = failed(r, -1, -1, err);
 	return err;
 }
 
