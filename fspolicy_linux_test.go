@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -591,7 +592,7 @@ func TestFilesystemPolicyMetadataOutsideRoots(t *testing.T) {
 	require.NoError(t, err)
 	body := `
 p = sys.argv[1]
-attempt("chmod", lambda: os.chmod(p, 0o4777))
+attempt("chmod", lambda: os.chmod(p, 0o777))
 attempt("chown", lambda: os.chown(p, 65534, 65534))
 attempt("utime", lambda: os.utime(p, (946684800, 946684800)))
 attempt("setxattr", lambda: os.setxattr(p, "user.sandboxexec", b"x"))
@@ -790,4 +791,78 @@ attempt("no_caps", lambda: check(0 if all(int(c, 16) == 0 for c in caps) else -1
 	out, err = lxRun(t, lxSh(`echo x > cwd-file`), []string{root}, SandboxPolicy{DenyRead: []string{secret}})
 	lxRequireOK(t, out, err)
 	assert.FileExists(t, filepath.Join(root, "cwd-file"))
+}
+
+// No set-user-ID or set-group-ID file can be made in a root: it would
+// outlive the call, and run as its owner (root, for a root host) for
+// whoever starts it later, outside any sandbox (found in review). Every
+// call that gives a file its mode refuses those bits (EPERM), openat2,
+// whose mode a filter cannot see, is ENOSYS, and other modes work. Each
+// policy's calls go through a fresh child, a kept namespace and a standby
+// where the host has them; as nobody, through a user namespace.
+func TestFilesystemPolicySetIDRefused(t *testing.T) {
+	requireSandbox(t)
+	body := `
+import platform
+open("f", "w").close()
+os.mkdir("d")
+def openat2(path, flags, mode):
+    how = (ctypes.c_uint64 * 3)(flags, mode, 0)
+    os.close(check(libc.syscall(437, -100, path.encode(), how, 24)))
+attempt("chmod_suid", lambda: os.chmod("f", 0o4755))
+attempt("chmod_sgid", lambda: os.chmod("f", 0o2755))
+attempt("chmod_dir_sgid", lambda: os.chmod("d", 0o2775))
+attempt("fchmod", lambda: os.fchmod(os.open("f", os.O_RDONLY), 0o4755))
+attempt("fchmodat2", lambda: check(libc.syscall(452, -100, b"f", 0o4755, 0)))
+attempt("openat_creat", lambda: os.open("g", os.O_CREAT | os.O_WRONLY, 0o4755))
+attempt("openat_tmpfile", lambda: os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o2755))
+attempt("mknodat", lambda: os.mknod("h", 0o104755))
+attempt("openat2", lambda: openat2("i", os.O_CREAT | os.O_WRONLY, 0o4755))
+if platform.machine() == "x86_64":
+    attempt("open_creat", lambda: os.close(check(libc.syscall(2, b"j", os.O_CREAT | os.O_WRONLY, 0o4755))))
+    attempt("creat", lambda: os.close(check(libc.syscall(85, b"k", 0o6755))))
+    attempt("chmod_raw", lambda: check(libc.syscall(90, b"f", 0o4755)))
+attempt("chmod_plain", lambda: os.chmod("f", 0o755))
+attempt("create_plain", lambda: os.close(os.open("l", os.O_CREAT | os.O_WRONLY, 0o755)))
+`
+	for _, policy := range []SandboxPolicy{{}, {FullDiskWriteAccess: true}} {
+		root := lxRealDir(t)
+		var used []bool
+		old := standbyUsedHook
+		standbyUsedHook = func(u bool) { used = append(used, u) }
+		for i := range 3 {
+			entries, err := os.ReadDir(root)
+			require.NoError(t, err)
+			for _, e := range entries {
+				require.NoError(t, os.RemoveAll(filepath.Join(root, e.Name())))
+			}
+			sbSettle(t) // the standby the call before started, where there is one
+			out, err := lxRunParams(t, ExecParams{Command: lxPy(t, body), Workdir: root}, []string{root}, policy)
+			lxDeniedOrNil(t, out, err)
+			require.Empty(t, out.Stderr, "python failed: %s", out.Stderr)
+			res := lxResults(out.Stdout)
+			for _, op := range []string{"chmod_suid", "chmod_sgid", "chmod_dir_sgid", "fchmod", "openat_creat",
+				"openat_tmpfile", "mknodat", "open_creat", "creat", "chmod_raw"} {
+				if got, ok := res[op]; ok || !strings.Contains("open_creat creat chmod_raw", op) {
+					assert.Equal(t, "EPERM", got, "%+v call %d %s: %s", policy, i, op, out.Stdout)
+				}
+			}
+			assert.Contains(t, []string{"EPERM", "ENOSYS"}, res["fchmodat2"], "%+v call %d: %s", policy, i, out.Stdout)
+			assert.Equal(t, "ENOSYS", res["openat2"], "%+v call %d: %s", policy, i, out.Stdout)
+			assert.Equal(t, "OK", res["chmod_plain"], "%+v call %d: %s", policy, i, out.Stdout)
+			assert.Equal(t, "OK", res["create_plain"], "%+v call %d: %s", policy, i, out.Stdout)
+			require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				fi, err := d.Info()
+				if err == nil && fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+					t.Errorf("%+v call %d: %s is %v", policy, i, p, fi.Mode())
+				}
+				return err
+			}))
+		}
+		standbyUsedHook = old
+		t.Logf("%+v: standby used %v", policy, used)
+	}
 }

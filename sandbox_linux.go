@@ -298,11 +298,21 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 			}
 		}
 	}
+	var shared *sharedMountNamespace
 	if m := attr.Mounts; m != nil {
-		if shared := mountNamespaces.get(m); shared != nil {
+		if shared = mountNamespaces.get(m); shared != nil {
 			defer mountNamespaces.release(shared)
 			attr.Mounts, attr.MountNamespace = nil, shared.fd
 		}
+	}
+	if attr.Mounts == nil && attr.Dir != "" {
+		// A child that makes no mount namespace runs under a seccomp filter
+		// that refuses openat2 from the clone on: the directory is opened
+		// here, as the child would see it.
+		if attr.DirFD, err = workdirFD(shared, attr.Dir); err != nil {
+			return nil, spawnError(req, err, false)
+		}
+		defer unix.Close(attr.DirFD)
 	}
 	if attr.Mounts != nil && r.bpf != nil {
 		attr.SeccompFilter, attr.SeccompTailFilter = r.bpfHead, r.bpfTail
@@ -613,6 +623,38 @@ func namespaceWorkdir(dir string) (string, error) {
 	// Not filepath.Join: ".." in dir is the kernel's to resolve, as chdir
 	// would from wd, not cleaned away against a wd that holds a symlink.
 	return wd + "/" + dir, nil
+}
+
+// workdirFD opens dir (O_PATH), the working directory of a command in ns, a
+// kept mount namespace (nil for the host's own), looked up as the command's
+// chdir would: from ns's root, and with no "magic link" on the way
+// (/proc/PID/root, /proc/PID/cwd, /proc/PID/fd/N), which leads to where
+// another process stands, the host's mounts among them, where the call's
+// covers and read-only binds are not. A failure is the child's stage
+// "chdir" would be. The descriptor is above 2, clear of the stdio the
+// child puts in place first.
+func workdirFD(ns *sharedMountNamespace, dir string) (int, error) {
+	at, how := unix.AT_FDCWD, unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_MAGICLINKS}
+	if ns != nil {
+		at, how.Resolve = ns.root, how.Resolve|unix.RESOLVE_IN_ROOT
+	}
+	fd, err := unix.Openat2(at, dir, &how)
+	if err == unix.ENOSYS && ns == nil {
+		// Linux before 5.6, which has no Landlock either (BestEffort).
+		fd, err = unix.Open(dir, int(how.Flags), 0)
+	}
+	if err == nil && fd <= 2 {
+		var above int
+		above, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+		unix.Close(fd)
+		fd = above
+	}
+	if errno, ok := err.(syscall.Errno); ok {
+		return -1, &linuxspawn.StageError{Stage: "chdir", Err: errno}
+	} else if err != nil {
+		return -1, err
+	}
+	return fd, nil
 }
 
 // spawnError turns a failure in the child into the error the plain runner

@@ -168,11 +168,17 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*chil
 		s.discard()
 		return nil, nil
 	}
+	// A failure to enter the directory is the spawn's to report.
 	dir, err := namespaceWorkdir(req.dir)
+	dirFD := -1
+	if err == nil {
+		dirFD, err = workdirFD(s.ns, dir)
+	}
 	if err != nil {
 		s.discard()
 		return nil, nil
 	}
+	defer unix.Close(dirFD)
 	var proxy callProxy
 	drop := func() (*child, error) {
 		if proxy != nil {
@@ -197,7 +203,7 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*chil
 	for i, f := range req.stdio {
 		stdio[i] = int(f.Fd())
 	}
-	pid, pidfd, err := s.sb.Exec(req.path, req.argv, env, dir, stdio)
+	pid, pidfd, err := s.sb.Exec(req.path, req.argv, env, dirFD, stdio)
 	if err != nil {
 		// The spawn that follows reports what is wrong with the call; a
 		// step that only a standby takes failing stops the standbys.

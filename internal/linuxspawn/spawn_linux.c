@@ -230,23 +230,25 @@ void ls_child_stdio(struct ls_req *r) {
 	}
 }
 
-// ls_child_chdir enters r->dir, looked up with no "magic link" on the way
+// ls_child_chdir enters the working directory: r->dir_fd, which the parent
+// opened, or else r->dir, looked up with no "magic link" on the way
 // (/proc/PID/root, /proc/PID/cwd, /proc/PID/fd/N): one leads to where
 // another process stands, the host's mounts among them, where the call's
 // covers and read-only binds are not, and a fresh child still holds every
-// capability here. A kernel older than openat2 (5.6, before Landlock) gets
-// a plain chdir.
+// capability here. Only a child that makes its own mount namespace looks
+// dir up itself, before the tail of its seccomp filter, which refuses
+// openat2 (ENOSYS): there is no plain chdir to fall back on.
 void ls_child_chdir(struct ls_req *r) {
 	struct k_open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = K_RESOLVE_NO_MAGICLINKS};
 	long fd;
 
+	if (r->dir_fd > 0) {
+		ls_child_check(r, LS_STAGE_CHDIR, LS_SC1(SYS_fchdir, r->dir_fd));
+		return;
+	}
 	if (r->dir == NULL)
 		return;
 	fd = LS_SC4(SYS_openat2, AT_FDCWD, r->dir, &how, sizeof how);
-	if (fd == -ENOSYS) {
-		ls_child_check(r, LS_STAGE_CHDIR, LS_SC1(SYS_chdir, r->dir));
-		return;
-	}
 	ls_child_check(r, LS_STAGE_CHDIR, fd);
 	ls_child_check(r, LS_STAGE_CHDIR, LS_SC1(SYS_fchdir, fd));
 	LS_SC1(SYS_close, fd);

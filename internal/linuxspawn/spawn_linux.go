@@ -27,6 +27,12 @@ type Attr struct {
 	Argv []string // argv, Argv[0] included
 	Env  []string // "K=V" entries, the whole environment (nil: empty)
 	Dir  string   // working directory; "" keeps the parent's
+	// DirFD, if above 0, is the working directory, opened (O_PATH) by the
+	// caller, which the child enters with fchdir in place of Dir: a child
+	// that makes no mount namespace of its own cannot look Dir up (see
+	// ls_child_chdir), and one that joins MountNamespace would look it up
+	// there as the caller can, through the namespace's root.
+	DirFD int
 	// Stdio are the descriptors placed at 0, 1, 2 in the child; they may
 	// coincide with 0, 1, 2 or with each other. A negative one leaves that
 	// descriptor closed in the child.
@@ -348,6 +354,7 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	if a.Dir != "" {
 		r.dir = (*C.char)(unsafe.Add(base, putString(a.Dir)))
 	}
+	r.dir_fd = C.int(a.DirFD)
 	if n := len(a.Rlimits); n > 0 {
 		cr := unsafe.Slice((*C.struct_ls_rlimit)(unsafe.Add(base, rls)), n)
 		for i, rl := range a.Rlimits {

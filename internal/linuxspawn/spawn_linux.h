@@ -70,6 +70,7 @@ struct ls_req {
 	char *const *argv;
 	char *const *envp;
 	const char *dir; // NULL: keep the parent's
+	int dir_fd;      // above 0: dir, opened by the parent (see ls_child_chdir)
 	int stdio[3];    // negative: closed in the child
 	int cgroup_fd;   // negative: none
 	int pdeathsig;   // 0: none
@@ -172,7 +173,7 @@ __attribute__((noreturn)) void ls_child_fail(struct ls_req *r, int stage, long e
 long ls_child_check(struct ls_req *r, int stage, long ret);
 void ls_child_join(struct ls_req *r);           // cgroup, setsid
 void ls_child_stdio(struct ls_req *r);          // r->stdio at 0, 1, 2
-void ls_child_chdir(struct ls_req *r);          // r->dir, with no magic link on the way
+void ls_child_chdir(struct ls_req *r);          // r->dir_fd or r->dir, with no magic link on the way
 void ls_child_restrict(struct ls_req *r);       // limits, pdeathsig, scheduling, no_new_privs, Landlock, capabilities
 void ls_child_reset_handlers(struct ls_req *r); // every caught signal back to its default
 void ls_child_unblock(struct ls_req *r);        // an empty signal mask

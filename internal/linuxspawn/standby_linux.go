@@ -63,16 +63,19 @@ func NewStandby(a Attr) (*Standby, error) {
 // Pid is the standby's pid, which its command keeps.
 func (s *Standby) Pid() int { return s.pid }
 
-// Exec hands the standby its command: path (absolute, or relative to dir),
-// argv, env, dir ("" keeps the working directory the standby has) and the
-// descriptors to place at 0, 1 and 2 (negative: closed). It returns once
+// Exec hands the standby its command: path (absolute, or relative to the
+// working directory), argv, env, dirFD (above 0: a descriptor of the
+// working directory, entered with fchdir, which the caller opened as the
+// standby would see it, since its seccomp filter refuses openat2; else the
+// standby keeps the one it has) and the descriptors to place at 0, 1 and 2
+// (negative: closed). It returns once
 // the command has execve'd, with its pid and a pidfd of it (close-on-exec)
 // that the caller owns; the standby is used up either way. A failed step
 // is a *StageError, the standby reaped; a standby that was gone before
 // (killed) gives a *StageError of stage "standby" and ESRCH.
-func (s *Standby) Exec(path string, argv, env []string, dir string, stdio [3]int) (pid, pidfd int, err error) {
-	if path == "" || strings.IndexByte(path, 0) >= 0 || strings.IndexByte(dir, 0) >= 0 {
-		return 0, -1, fmt.Errorf("linuxspawn: bad path %q or dir %q", path, dir)
+func (s *Standby) Exec(path string, argv, env []string, dirFD int, stdio [3]int) (pid, pidfd int, err error) {
+	if path == "" || strings.IndexByte(path, 0) >= 0 {
+		return 0, -1, fmt.Errorf("linuxspawn: bad path %q", path)
 	}
 	for _, ss := range [][]string{argv, env} {
 		for _, v := range ss {
@@ -93,7 +96,7 @@ func (s *Standby) Exec(path string, argv, env []string, dir string, stdio [3]int
 	// [argv pointers | envp pointers | strings], freed once the child has
 	// execve'd (or is gone).
 	const word = unsafe.Sizeof(uintptr(0))
-	size := uintptr(len(argv)+len(env)+2)*word + uintptr(len(path)+len(dir)+2)
+	size := uintptr(len(argv)+len(env)+2)*word + uintptr(len(path)+1)
 	for _, v := range argv {
 		size += uintptr(len(v) + 1)
 	}
@@ -124,10 +127,7 @@ func (s *Standby) Exec(path string, argv, env []string, dir string, stdio [3]int
 	r.argv = (**C.char)(base)
 	r.envp = (**C.char)(unsafe.Add(base, uintptr(len(argv)+1)*word))
 	r.path = (*C.char)(putString(path))
-	r.dir = nil
-	if dir != "" {
-		r.dir = (*C.char)(putString(dir))
-	}
+	r.dir, r.dir_fd = nil, C.int(dirFD)
 	for i, fd := range stdio {
 		r.stdio[i] = C.int(fd)
 	}

@@ -48,7 +48,13 @@ func execStandby(t *testing.T, s *Standby, dir string, script string) (string, i
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
-	pid, pidfd, err := s.Exec("/bin/sh", []string{"sh", "-c", script}, append(testEnv, "X=from-exec"), dir,
+	dirFD := -1
+	if dir != "" {
+		dirFD, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		require.NoError(t, err)
+		defer unix.Close(dirFD)
+	}
+	pid, pidfd, err := s.Exec("/bin/sh", []string{"sh", "-c", script}, append(testEnv, "X=from-exec"), dirFD,
 		[3]int{-1, int(w.Fd()), int(w.Fd())})
 	w.Close()
 	require.NoError(t, err)
@@ -94,7 +100,7 @@ echo in > f && echo wrote-inside; echo out > %s/f && echo wrote-outside
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 
 	// Used up.
-	_, _, err = s.Exec("/bin/true", []string{"true"}, nil, "", [3]int{-1, -1, -1})
+	_, _, err = s.Exec("/bin/true", []string{"true"}, nil, -1, [3]int{-1, -1, -1})
 	assert.Error(t, err)
 	s.Close()
 	assert.Empty(t, zombies(t))
@@ -104,7 +110,7 @@ func TestStandbyExecFails(t *testing.T) {
 	s, err := NewStandby(standbyAttr(t))
 	require.NoError(t, err)
 	defer s.Close()
-	_, _, err = s.Exec("/nonexistent/cmd", []string{"cmd"}, nil, "", [3]int{-1, -1, -1})
+	_, _, err = s.Exec("/nonexistent/cmd", []string{"cmd"}, nil, -1, [3]int{-1, -1, -1})
 	var se *StageError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "execve", se.Stage)
@@ -113,7 +119,10 @@ func TestStandbyExecFails(t *testing.T) {
 	s, err = NewStandby(standbyAttr(t))
 	require.NoError(t, err)
 	defer s.Close()
-	_, _, err = s.Exec("/bin/true", []string{"true"}, nil, "/nonexistent", [3]int{-1, -1, -1})
+	notDir, err := unix.Open("/etc/passwd", unix.O_PATH|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(notDir)
+	_, _, err = s.Exec("/bin/true", []string{"true"}, nil, notDir, [3]int{-1, -1, -1})
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, "chdir", se.Stage)
 	assert.Empty(t, zombies(t))
@@ -125,7 +134,7 @@ func TestStandbyKilledBeforeUse(t *testing.T) {
 	defer s.Close()
 	require.NoError(t, syscall.Kill(s.Pid(), syscall.SIGKILL))
 	time.Sleep(50 * time.Millisecond)
-	_, _, err = s.Exec("/bin/true", []string{"true"}, nil, "", [3]int{-1, -1, -1})
+	_, _, err = s.Exec("/bin/true", []string{"true"}, nil, -1, [3]int{-1, -1, -1})
 	var se *StageError
 	require.ErrorAs(t, err, &se)
 	assert.Equal(t, syscall.ESRCH, se.Err)

@@ -3,10 +3,11 @@
 // Package seccomp compiles the sandbox's seccomp filter, once per variant, to
 // a raw BPF program (struct sock_filter entries) that the child installs just
 // before execve. The filter allows everything except the calls listed here,
-// clone with CLONE_PARENT or CLONE_NEWUSER, and unshare with CLONE_NEWUSER,
-// which fail with EPERM; clone3 fails with
-// ENOSYS, and a change of the parent-death signal away from SIGKILL does
-// nothing; a system call of another architecture (or x32) kills the process.
+// clone with CLONE_PARENT or CLONE_NEWUSER, unshare with CLONE_NEWUSER, and
+// set-user-ID or set-group-ID modes (see denySetID), which fail with EPERM;
+// clone3 and openat2 fail with ENOSYS, and a change of the parent-death
+// signal away from SIGKILL does nothing; a system call of another
+// architecture (or x32) kills the process.
 package seccomp
 
 import (
@@ -119,7 +120,7 @@ type part int
 const (
 	whole part = iota
 	head       // all but the tail's
-	tail       // MountAPI, and user namespaces from clone and unshare
+	tail       // MountAPI, user namespaces from clone and unshare, openat2
 	parts
 )
 
@@ -161,7 +162,7 @@ func Program(n Network) ([]byte, error) { return program(n, whole) }
 // Split returns Program's rules in two programs, for a child that makes
 // namespaces and mounts before its execve: head has every rule but those
 // the set-up needs to break (MountAPI, clone and unshare with
-// CLONE_NEWUSER), and can be in force from the clone on; tail has those,
+// CLONE_NEWUSER, openat2), and can be in force from the clone on; tail has those,
 // and is installed by the child last. Together they refuse what Program
 // refuses, with the same errors.
 func Split(n Network) (headProgram, tailProgram []byte, err error) {
@@ -225,9 +226,19 @@ func compile(n Network, p part) ([]byte, error) {
 		if err := denyNamespaceSetup(deny); err != nil {
 			return nil, err
 		}
+		// openat2 passes its mode in memory, where a filter cannot look
+		// (see denySetID): ENOSYS, on which the C library and Go fall back
+		// to openat. A child that sets up mounts enters its working
+		// directory with it, before the tail.
+		if err := rule("openat2", libseccomp.ActErrno.SetReturnCode(int16(unix.ENOSYS))); err != nil {
+			return nil, err
+		}
 	}
 	if p == tail {
 		return export(f)
+	}
+	if err := denySetID(deny); err != nil {
+		return nil, err
 	}
 	for _, name := range AlwaysDenied {
 		if err := deny(name); err != nil {
@@ -415,6 +426,52 @@ func denyNamespaceSetup(deny func(string, ...libseccomp.ScmpCondition) error) er
 		return fmt.Errorf("seccomp: unshare condition: %w", err)
 	}
 	return deny("unshare", newUser)
+}
+
+// setIDModeArgs are the calls that give a file its mode, and which
+// argument holds it; the open family's flags are the argument before.
+var setIDModeArgs = []struct {
+	name string
+	mode uint
+	open bool // only with O_CREAT or O_TMPFILE in the flags
+}{
+	{"chmod", 1, false}, {"fchmod", 1, false}, {"fchmodat", 2, false}, {"fchmodat2", 2, false},
+	{"mknod", 1, false}, {"mknodat", 2, false}, {"creat", 1, false},
+	{"open", 2, true}, {"openat", 3, true},
+}
+
+// oTmpfile is O_TMPFILE less O_DIRECTORY, the bit that tells it apart.
+const oTmpfile = unix.O_TMPFILE &^ unix.O_DIRECTORY
+
+// denySetID refuses set-user-ID and set-group-ID modes, as systemd's
+// RestrictSUIDSGID= does: such a file, left in a writable root, would run
+// as its owner (root, for a root host) for whoever starts it later,
+// outside any sandbox (found in review).
+func denySetID(deny func(string, ...libseccomp.ScmpCondition) error) error {
+	for _, c := range setIDModeArgs {
+		for _, bit := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+			mode, err := libseccomp.MakeCondition(c.mode, libseccomp.CompareMaskedEqual, bit, bit)
+			if err != nil {
+				return fmt.Errorf("seccomp: %s condition: %w", c.name, err)
+			}
+			if !c.open {
+				if err := deny(c.name, mode); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, create := range []uint64{unix.O_CREAT, oTmpfile} {
+				flags, err := libseccomp.MakeCondition(c.mode-1, libseccomp.CompareMaskedEqual, create, create)
+				if err != nil {
+					return fmt.Errorf("seccomp: %s condition: %w", c.name, err)
+				}
+				if err := deny(c.name, flags, mode); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // export writes the program through a pipe: ExportBPFMem needs libseccomp
