@@ -382,3 +382,38 @@ func TestStandbyInTheMaking(t *testing.T) {
 	sbSettle(t)
 	assert.True(t, run(0), "the next call takes it")
 }
+
+// A standby shares the host's memory and descriptor table while it waits:
+// no command may reach them through its /proc/PID/mem or fd/, not even
+// where there is no Landlock to refuse that (BestEffort on such a kernel,
+// found in review: a command read the host's memory and wrote to its
+// stdout). Each command waits beside the standby made for the next call.
+func TestStandbyNotReachableFromCommands(t *testing.T) {
+	sbRequire(t)
+	old := forcedLandlockABI
+	forcedLandlockABI = 0
+	t.Cleanup(func() { forcedLandlockABI = old })
+	root := lxRealDir(t)
+	script := `for p in /proc/[0-9]*; do
+	[ "$(cat $p/comm 2>/dev/null)" = sandboxexec-sb ] || continue
+	echo standby
+	head -c 1 $p/environ 2>/dev/null | grep -q . && echo memory-read
+	readlink $p/fd/0 >/dev/null 2>&1 && echo fd-named
+	(: >$p/fd/1) 2>/dev/null && echo fd-opened
+done`
+	policy := SandboxPolicy{BestEffort: true}
+	// A standby of another policy waits while these run.
+	other := SandboxPolicy{BestEffort: true, MaxProcesses: 99}
+	sbRun(t, []string{root}, other, "true")
+	sbRun(t, []string{root}, other, "true")
+	var seen bool
+	for range 3 {
+		out, _ := sbRun(t, []string{root}, policy, script)
+		require.Equal(t, 0, out.ExitCode, out.Stderr)
+		assert.NotContains(t, out.Stdout, "memory-read")
+		assert.NotContains(t, out.Stdout, "fd-named")
+		assert.NotContains(t, out.Stdout, "fd-opened")
+		seen = seen || strings.Contains(out.Stdout, "standby")
+	}
+	assert.True(t, seen, "no command saw a standby beside it")
+}

@@ -175,14 +175,24 @@ static int drop_bounding_set(uint64_t keep) {
 // drop_capabilities keeps only r->keep_caps: in the bounding set (unless
 // the cloning thread had already shrunk its own, which the child inherits),
 // and in the permitted and effective sets; the inheritable and ambient sets
-// are emptied.
+// are emptied. The permitted set keeps CAP_SYS_ADMIN too, where the child
+// has it and the bounding set no longer does, so that the execve drops it:
+// until then the child has a capability its command lacks, and no command
+// may open its /proc/PID/mem or fd/ (which needs the target's permitted
+// set to be within the opener's). Those are the host's memory and, for a
+// standby, which waits for seconds, its descriptor table: Landlock refuses
+// such opens across domains, but a kernel without it does not (found in
+// review, under BestEffort).
 static void drop_capabilities(struct ls_req *r) {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	uint64_t guard = 0;
 	int i, err;
 
 	if (!r->bounding_inherited && (err = drop_bounding_set(r->keep_caps)) != 0)
 		fail(r, LS_STAGE_CAPABILITIES, err);
+	if (!(r->keep_caps & (1ULL << CAP_SYS_ADMIN)) && LS_SC2(SYS_prctl, PR_CAPBSET_READ, CAP_SYS_ADMIN) == 0)
+		guard = 1ULL << CAP_SYS_ADMIN;
 	// Ambient capabilities exist since Linux 4.3; EINVAL before.
 	long ret = ls_raw(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0);
 	if (ret != -EINVAL)
@@ -191,7 +201,7 @@ static void drop_capabilities(struct ls_req *r) {
 	for (i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
 		uint32_t keep = (uint32_t)(r->keep_caps >> (32 * i));
 		data[i].effective &= keep;
-		data[i].permitted &= keep;
+		data[i].permitted &= keep | (uint32_t)(guard >> (32 * i));
 		data[i].inheritable = 0;
 	}
 	ls_child_check(r, LS_STAGE_CAPABILITIES, LS_SC2(SYS_capset, &hdr, data));
