@@ -4,6 +4,8 @@ package sandboxexec
 
 import (
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -33,20 +35,22 @@ type callTMPDIR struct {
 
 // tmpDirState is what a kept directory must still be before a later call
 // gets it: the same file, with the mode, owner, link count (no
-// subdirectory), size, extended attributes (ACLs among them) and inode
-// flags it was made with. A directory a command grew keeps its size on ext4
+// subdirectory), size, extended attributes (ACLs among them, names and
+// values: one made in a directory with a default ACL has one too, which
+// the command could make name another user) and inode flags it was made
+// with. A directory a command grew keeps its size on ext4
 // (it says how many entries it once held); one it chmodded, gave an ACL or
 // chattr'd (+S makes every later write in it synchronous, +d, +A and the
 // rest are bits the next call could read) would pass that on.
 type tmpDirState struct {
-	dev, ino   uint64
-	mode       uint32
-	uid, gid   uint32
-	nlink      uint64
-	size       int64
-	xattrNames string
-	flags      int64   // FS_IOC_GETFLAGS's, or -1 where the filesystem has none
-	fsx        fsxattr // FS_IOC_FSGETXATTR's, less fsx_nextents; zero where none
+	dev, ino uint64
+	mode     uint32
+	uid, gid uint32
+	nlink    uint64
+	size     int64
+	xattrs   string  // names and values
+	flags    int64   // FS_IOC_GETFLAGS's, or -1 where the filesystem has none
+	fsx      fsxattr // FS_IOC_FSGETXATTR's, less fsx_nextents; zero where none
 }
 
 // fsxattr is struct fsxattr of linux/fs.h: the XFS-style attributes, of
@@ -211,7 +215,18 @@ func tmpDirStateOf(st *unix.Stat_t, fd int) (tmpDirState, error) {
 	case err != nil: // ERANGE: more than a directory of ours has
 		return tmpDirState{}, err
 	default:
-		s.xattrNames = string(names[:n])
+		// Each value too: none is read where there is no attribute.
+		for _, name := range strings.Split(string(names[:n]), "\x00") {
+			if name == "" {
+				continue
+			}
+			var value [1024]byte
+			m, err := unix.Fgetxattr(fd, name, value[:])
+			if err != nil { // ERANGE too: more than a directory of ours has
+				return tmpDirState{}, err
+			}
+			s.xattrs += name + "=" + strconv.Itoa(m) + ":" + string(value[:m]) + "\x00"
+		}
 	}
 	if err := readInodeAttrs(fd, &s); err != nil {
 		return tmpDirState{}, err

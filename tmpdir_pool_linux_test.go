@@ -97,6 +97,46 @@ func TestTMPDIRNotKeptWhenChanged(t *testing.T) {
 	}
 }
 
+// A TMPDIR made with an extended attribute (a default ACL, which the
+// host's temporary directory gives each new directory) is not handed on
+// with another value of it: a default ACL that names another user gives
+// that user the files of the next call (found in review: the names were
+// compared, not the values).
+func TestTMPDIRNotKeptWithAttributeChanged(t *testing.T) {
+	requireTMPDIRKept(t)
+	sbOff(t) // a standby's TMPDIR is another
+	parent, root := lxRealDir(t), lxRealDir(t)
+	// struct posix_acl_xattr: version 2, then tag, permissions, id each.
+	acl := func(entries ...[3]uint32) []byte {
+		b := []byte{2, 0, 0, 0}
+		for _, e := range entries {
+			b = append(b, byte(e[0]), byte(e[0]>>8), byte(e[1]), 0, byte(e[2]), byte(e[2]>>8), byte(e[2]>>16), byte(e[2]>>24))
+		}
+		return b
+	}
+	const userObj, user, groupObj, mask, other, none = 1, 2, 4, 0x10, 0x20, ^uint32(0)
+	plain := acl([3]uint32{userObj, 7, none}, [3]uint32{groupObj, 5, none}, [3]uint32{other, 5, none})
+	if err := unix.Setxattr(parent, "system.posix_acl_default", plain, 0); err != nil {
+		t.Skipf("no default ACL on the test's directory: %v", err)
+	}
+	t.Setenv("TMPDIR", parent)
+	named := acl([3]uint32{userObj, 7, none}, [3]uint32{user, 7, 4242}, [3]uint32{groupObj, 5, none},
+		[3]uint32{mask, 7, none}, [3]uint32{other, 5, none})
+	script := fmt.Sprintf(`printf '%%s' "$TMPDIR"; python3 -c 'import os; os.setxattr(os.environ["TMPDIR"], "system.posix_acl_default", bytes.fromhex("%x"))'`, named)
+	out, err := lxRun(t, lxSh(script), []string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	first := out.Stdout
+	require.True(t, strings.HasPrefix(first, parent+"/"), "a TMPDIR made in %s: %s", parent, first)
+	assert.NoDirExists(t, first, "removed when its call ended")
+
+	out, err = lxRun(t, lxSh(`printf '%s' "$TMPDIR"`), []string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	var buf [64]byte
+	n, err := unix.Getxattr(out.Stdout, "system.posix_acl_default", buf[:])
+	require.NoError(t, err)
+	assert.Equal(t, plain, buf[:n], "the next call's TMPDIR has the default ACL a new one has")
+}
+
 // A command that sets its TMPDIR's inode flags (chattr, which the owner
 // may, root or not) does not hand them on: +S would make every write of the
 // next call synchronous, and any of them is a bit the next call reads. The
