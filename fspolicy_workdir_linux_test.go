@@ -150,9 +150,9 @@ func TestFilesystemPolicyWorkdirThroughMagicLink(t *testing.T) {
 		for _, c := range []struct{ workdir, script string }{
 			{host + "/root" + root + "/.git", "echo evil > config"},
 			{host + "/root" + secrets, "cat key"},
-			{host + "/root" + outside, "chmod 4777 file"},
-			{filepath.Join(root, "link"), "chmod 4777 file"},
-			{"/proc/self/root" + outside, "chmod 4777 file"},
+			{host + "/root" + outside, "chmod 777 file"},
+			{filepath.Join(root, "link"), "chmod 777 file"},
+			{"/proc/self/root" + outside, "chmod 777 file"},
 		} {
 			out, err := lxRunParams(t, ExecParams{Command: lxSh(c.script), Workdir: c.workdir}, roots, policy)
 			require.Error(t, err, "Workdir %s (standby: %v): %q", c.workdir, standby, out.Stdout)

@@ -119,7 +119,7 @@ attempt("removexattr", lambda: os.removexattr(p, "user.old"))
 attempt("utime", lambda: os.utime(p, (946684800, 946684800)))
 `
 	ops := []string{"chmod", "chown", "utime", "setxattr", "removexattr", "truncate"}
-	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, body, outside, "65534", "4777")
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, body, outside, "65534", "777")
 	for _, op := range ops {
 		if op == "chown" && os.Geteuid() != 0 {
 			// A host user's chown to another uid: the kernel checks the
@@ -216,7 +216,7 @@ attempt("theirs_nobody", lambda: check(0 if os.stat(theirs).st_uid == 65534 else
 attempt("chown_other", lambda: os.chown(mine, 1000, 1000))
 attempt("chown_root", lambda: os.chown(mine, 0, 0))
 attempt("chmod_inside", lambda: os.chmod(mine, 0o600))
-attempt("chmod_outside", lambda: os.chmod(outside, 0o4777))
+attempt("chmod_outside", lambda: os.chmod(outside, 0o777))
 attempt("chown_outside", lambda: os.chown(outside, 0, 0))
 `, mine, theirs, outside)
 	assert.Equal(t, "OK", res["theirs_nobody"], "%s", out.Stdout)

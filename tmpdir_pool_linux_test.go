@@ -81,7 +81,7 @@ func TestTMPDIRNotKeptWhenChanged(t *testing.T) {
 	root := lxRealDir(t)
 	for _, tc := range []struct{ name, script string }{
 		{"mode", `chmod 755 "$TMPDIR"`},
-		{"setgid", `chmod g+s "$TMPDIR"`},
+		{"sticky", `chmod +t "$TMPDIR"`},
 		{"xattr", `python3 -c 'import os; os.setxattr(os.environ["TMPDIR"], "user.sandboxexec-test", b"1")' 2>/dev/null || exit 3`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
