@@ -551,14 +551,6 @@ func (r *linuxRunner) newCgroup() (*cgroup.Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: pids cgroup: %v", ErrSandboxUnavailable, err)
 	}
-	// A command that may write outside its roots, or whose roots hold the
-	// cgroup file system, may change its group's files: Landlock refuses
-	// that to the rest.
-	if r.policy.FullDiskWriteAccess || r.abi == 0 || slices.ContainsFunc(r.roots, func(root string) bool {
-		return pathWithin(g.Dir(), root)
-	}) {
-		g.NotForReuse()
-	}
 	return g, nil
 }
 

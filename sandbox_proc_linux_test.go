@@ -476,34 +476,6 @@ func TestLinuxTracedCommandLeavesNoFullCgroup(t *testing.T) {
 	}
 }
 
-// A command that may write its own pids cgroup's files (a root command
-// under FullDiskWriteAccess) and lifts its pids.max does not hand the
-// group, so lifted, to a later call of the same limit (found in review:
-// the group was kept, and the limit, set only where it changed, was not
-// set again), nor freezes it for one.
-func TestLinuxCgroupWrittenNotReused(t *testing.T) {
-	requireSandbox(t)
-	if cgroups() == nil || os.Geteuid() != 0 {
-		t.Skip("needs a pids cgroup and a root command")
-	}
-	sbOff(t) // a standby takes its group ahead
-	mnt, linePrefix := relPidsMount(t)
-	own := `d="$1$(sed -n 's/^[0-9]*:pids://p' /proc/self/cgroup)"; `
-	if linePrefix == "" {
-		own = `d="$1$(sed -n 's/^0:://p' /proc/self/cgroup)"; `
-	}
-	root := t.TempDir()
-	out, err := lxRun(t, lxSh(own+`echo max >"$d/pids.max" && cat "$d/pids.max"`, mnt), []string{root},
-		SandboxPolicy{FullDiskWriteAccess: true, MaxProcesses: 50})
-	lxRequireOK(t, out, err)
-	require.Equal(t, "max\n", out.Stdout)
-	for range 3 {
-		out, err = lxRun(t, lxSh(own+`cat "$d/pids.max"`, mnt), []string{root}, SandboxPolicy{MaxProcesses: 50})
-		lxRequireOK(t, out, err)
-		assert.Equal(t, "50\n", out.Stdout)
-	}
-}
-
 // A tracer that holds a sandboxed command in its exit (PTRACE_O_TRACEEXIT),
 // and so in its pids cgroup, holds neither the call past its timeout and
 // drain grace, nor the release of that cgroup, which waits for the command

@@ -267,9 +267,6 @@ type Group struct {
 	// inode: a kept one is used again only while the path still names it.
 	procs    int
 	procsIno uint64
-	// written says the group's command may have written its files
-	// (pids.max, cgroup.freeze, ...): it is removed, never kept.
-	written bool
 }
 
 // New returns an empty group that allows at most maxPids tasks (processes
@@ -356,9 +353,6 @@ func (g *Group) prepare(maxPids int) error {
 	return nil
 }
 
-// Dir is the group's directory.
-func (g *Group) Dir() string { return g.dir }
-
 // ProcsFD is the descriptor of the open cgroup.procs file. It stays open
 // until the group is removed (Release and ReleaseEmpty keep it with the
 // group).
@@ -391,15 +385,10 @@ func (g *Group) ReleaseEmpty() {
 	}
 }
 
-// NotForReuse says the group's command may write the group's files: a
-// later call would get what it set (no pids.max, say), which New sets
-// again only where its limit differs. The group is removed once released.
-func (g *Group) NotForReuse() { g.written = true }
-
 // keep puts the group in its manager's pool if there is room.
 func (g *Group) keep() bool {
 	m := g.m
-	if m == nil || g.written {
+	if m == nil {
 		return false
 	}
 	m.mu.Lock()
