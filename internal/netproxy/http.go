@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -77,11 +78,18 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReade
 	if req.Body != http.NoBody { // a wrapped NoBody would be sent chunked
 		req.Body = body
 	}
+	var w io.Writer = dest
+	if req.ProtoMajor == 1 && req.ProtoMinor == 0 {
+		// The version is the client's to say: a destination answers an
+		// HTTP/1.1 request chunked, which an HTTP/1.0 client (curl -0)
+		// cannot read. Request.Write writes 1.1 whatever the request says.
+		w = &http10Writer{w: dest}
+	}
 	wrote := make(chan struct{})
 	go func() {
 		// The response may come before the whole body is sent.
 		defer close(wrote)
-		if err := req.Write(dest); err != nil && body.err != nil {
+		if err := req.Write(w); err != nil && body.err != nil {
 			// The client left mid-body: the destination would wait for
 			// the rest, and hold this connection, until the call ends.
 			dest.Close()
@@ -91,6 +99,39 @@ func (p *Proxy) serveHTTP(c net.Conn, br *bufio.Reader, limited *io.LimitedReade
 	c.Close()
 	dest.Close()
 	<-wrote
+}
+
+// http10Writer is w, with the request line that Request.Write writes first
+// (method, URI, "HTTP/1.1", neither of the first two holding a space or a
+// line end) made to end in HTTP/1.0.
+type http10Writer struct {
+	w    io.Writer
+	line []byte // the request line so far, until it is written
+	done bool
+}
+
+func (h *http10Writer) Write(p []byte) (int, error) {
+	if h.done {
+		return h.w.Write(p)
+	}
+	end := bytes.IndexByte(p, '\n')
+	if end < 0 {
+		h.line = append(h.line, p...)
+		return len(p), nil
+	}
+	h.line = append(h.line, p[:end+1]...)
+	h.done = true
+	line, ok := bytes.CutSuffix(h.line, []byte(" HTTP/1.1\r\n"))
+	if !ok {
+		return 0, fmt.Errorf("netproxy: unexpected request line %q", h.line)
+	}
+	if _, err := h.w.Write(append(line, " HTTP/1.0\r\n"...)); err != nil {
+		return 0, err
+	}
+	if _, err := h.w.Write(p[end+1:]); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // clientBody is a forwarded request's body; err is a failure to read it

@@ -348,3 +348,35 @@ func TestProxyForwardsNoUserAgentOfItsOwn(t *testing.T) {
 		assert.Equal(t, tc.want, <-agents, "%q", tc.header)
 	}
 }
+
+// An HTTP/1.0 client's request goes on as HTTP/1.0: as HTTP/1.1, a
+// destination that streams its answer sent it chunked, which such a client
+// (curl -0) cannot read (found in review).
+func TestProxyForwardsHTTP10(t *testing.T) {
+	protos := make(chan string, 2)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos <- r.Proto
+		io.WriteString(w, "part one, ")
+		w.(http.Flusher).Flush() // no length: chunked, to a 1.1 request
+		io.WriteString(w, "part two")
+	}))
+	t.Cleanup(up.Close)
+	p, addr := start(t, []string{"allowed.test"}, map[string]string{"allowed.test": "127.0.0.1"})
+	auth := base64.StdEncoding.EncodeToString([]byte("sbx:" + p.token))
+	for _, version := range []string{"HTTP/1.0", "HTTP/1.1"} {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		fmt.Fprintf(c, "GET http://allowed.test:%s/x?y=1 %s\r\nProxy-Authorization: Basic %s\r\n\r\n", port(up), version, auth)
+		raw, err := io.ReadAll(c)
+		c.Close()
+		require.NoError(t, err)
+		assert.Equal(t, version, <-protos)
+		head, body, _ := strings.Cut(string(raw), "\r\n\r\n")
+		if version == "HTTP/1.0" {
+			assert.NotContains(t, head, "chunked")
+			assert.Equal(t, "part one, part two", body)
+		} else {
+			assert.Contains(t, head, "Transfer-Encoding: chunked")
+		}
+	}
+}
