@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -100,6 +101,9 @@ type stream struct {
 	// liveGoexit says it called runtime.Goexit.
 	livePanic  any
 	liveGoexit bool
+	// graceEnd, once set (Unix nanoseconds, see endLive), is when the
+	// drain grace ends; pumpTime later, the live writer gets no more.
+	graceEnd atomic.Int64
 	// liveMu, where the streams are read on goroutines of their own, is
 	// shared by both, so that their live writers are never called at once.
 	liveMu   *sync.Mutex
@@ -165,6 +169,32 @@ func (s *stream) take(b []byte) {
 	s.capture.Write(b)
 }
 
+// endLive says the drain grace ends at deadline, unless an earlier call
+// said so already (the call's kill, which starts the grace, may come while
+// the engine is in a slow live write), and returns when it ends. From
+// pumpTime past it, no new write to the live writer is begun: a slow writer
+// holds the call for the write it is in, not for one more per stream and
+// read (found in review: a writer taking 1 s a write held a call with a
+// 200 ms timeout for 3 s).
+func (s *stream) endLive(deadline time.Time) time.Time {
+	s.graceEnd.CompareAndSwap(0, deadline.UnixNano())
+	return time.Unix(0, s.graceEnd.Load())
+}
+
+// minTime is the earlier of a and b.
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// liveOpen says the live writer may be given more (see endLive).
+func (s *stream) liveOpen() bool {
+	end := s.graceEnd.Load()
+	return end == 0 || time.Now().UnixNano() < end+int64(pumpTime)
+}
+
 // writeLive copies b to the live writer, and drops the writer when it fails
 // or panics. A panic is kept for the engine to raise again once the call is
 // over: unwinding from here would leave the command running, or unreaped.
@@ -173,6 +203,9 @@ func (s *stream) writeLive(b []byte) {
 	if s.liveMu != nil {
 		s.liveMu.Lock()
 		defer s.liveMu.Unlock()
+	}
+	if !s.liveOpen() { // looked at once the other stream's write is over
+		return
 	}
 	returned := false
 	defer func() {
@@ -262,9 +295,9 @@ func (s *stream) handle(rc syscall.RawConn, n int, err error) (more bool) {
 // sweep reads what the pipe fd (non-blocking) holds right now, past any
 // deadline. Only what it holds when the sweep starts: a writer that escaped
 // the kill may refill the pipe as fast as it is read. The capture gets all of
-// it, the live writer what the first pumpTime gives it: a pipe can hold a
-// MiB or more, in 64 KiB reads or in one-byte packets, and a slow writer
-// would hold the call past its deadline for each.
+// it, the live writer what it gives until pumpTime past the drain grace (see
+// endLive): a pipe can hold a MiB or more, in 64 KiB reads or in one-byte
+// packets, and a slow writer would hold the call past its deadline for each.
 func (s *stream) sweep(fd uintptr) {
 	if s.enlarged {
 		// Reads could end inside a packet (see enlarge); the splice takes
@@ -272,13 +305,8 @@ func (s *stream) sweep(fd uintptr) {
 		s.backlog.splice(fd, s.capture, s.buf)
 		return
 	}
-	liveUntil := time.Now().Add(pumpTime)
-	readAvailable(fd, s.buf, pipeHolds(fd, len(s.buf)), func(b []byte) {
-		if s.live != nil && time.Now().Before(liveUntil) {
-			s.writeLive(b)
-		}
-		s.capture.Write(b)
-	})
+	s.endLive(time.Now())
+	readAvailable(fd, s.buf, pipeHolds(fd, len(s.buf)), s.take)
 }
 
 // pumpTime bounds how long the reading of one stream feeds a live writer

@@ -448,7 +448,11 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 			if reason == reasonNone {
 				reason = why
 				// The drain grace starts now, not once the kill is done:
-				// a cgroup's kill can take a while.
+				// a cgroup's kill can take a while, nor once the engine
+				// sees it: a live writer's write can.
+				for _, s := range streams {
+					s.endLive(time.Now().Add(drainGrace))
+				}
 				if ch.killed != nil {
 					ch.killed.Write([]byte{1, 0, 0, 0, 0, 0, 0, 0}) // eventfd: add 1 (or 1<<56)
 				}
@@ -583,6 +587,9 @@ func awaitDraining(ch *child, streams [2]*stream, ended func()) (exitCode int, s
 	}
 	exitCode, signal, err = waitCommand(ch, ended)
 	deadline := time.Now().Add(drainGrace)
+	for _, s := range streams {
+		deadline = minTime(deadline, s.endLive(deadline))
+	}
 	var noDeadline [2]bool
 	for i, s := range streams {
 		// A pipe Go cannot poll (Windows' anonymous pipes) takes no

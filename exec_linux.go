@@ -177,6 +177,13 @@ func follow(exit, killed int, streams []*stream, grace time.Duration, exited fun
 	}
 	var deadline time.Time
 	var pollErr error
+	setDeadline := func() time.Time {
+		d := time.Now().Add(grace)
+		for _, s := range streams {
+			d = minTime(d, s.endLive(d))
+		}
+		return d
+	}
 	for fds[0].Fd >= 0 || slices.ContainsFunc(fds[2:], func(pf unix.PollFd) bool { return pf.Fd >= 0 }) {
 		var timeout *unix.Timespec
 		if !deadline.IsZero() {
@@ -200,14 +207,14 @@ func follow(exit, killed int, streams []*stream, grace time.Duration, exited fun
 		if fds[1].Fd >= 0 && fds[1].Revents != 0 {
 			fds[1].Fd = -1
 			if deadline.IsZero() {
-				deadline = time.Now().Add(grace)
+				deadline = setDeadline()
 			}
 		}
 		if fds[0].Fd >= 0 && fds[0].Revents != 0 {
 			fds[0].Fd = -1
 			exited()
 			if deadline.IsZero() {
-				deadline = time.Now().Add(grace)
+				deadline = setDeadline()
 			}
 		}
 		for i, s := range streams {
@@ -219,7 +226,7 @@ func follow(exit, killed int, streams []*stream, grace time.Duration, exited fun
 	if fds[0].Fd >= 0 {
 		exited()
 		if deadline.IsZero() { // ppoll failed
-			deadline = time.Now().Add(grace)
+			deadline = setDeadline()
 		}
 	}
 	for i, s := range streams {

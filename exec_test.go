@@ -779,6 +779,37 @@ func TestExecLiveOutput(t *testing.T) {
 	})
 }
 
+// A slow live writer holds the call for the write it is in when the drain
+// grace ends, not for a new write per stream begun after it (found in
+// review: with writes of 1.5 s, a call with a 200 ms timeout took 4.5 s,
+// three writes, the last two begun once the grace was over). The capture
+// still gets every byte read.
+func TestExecSlowLiveWriterAfterGrace(t *testing.T) {
+	t.Parallel()
+	const write = 1500 * time.Millisecond
+	var mu sync.Mutex
+	var begun []time.Duration
+	start := time.Now()
+	slow := writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		begun = append(begun, time.Since(start))
+		mu.Unlock()
+		time.Sleep(write)
+		return len(b), nil
+	})
+	out, elapsed, err := engRun(t, engSh("yes & yes >&2; wait").withTimeoutMs(200), WithLiveOutput(slow, slow))
+	require.NoError(t, err)
+	assert.True(t, out.TimedOut)
+	assert.Positive(t, out.StdoutBytes)
+	assert.Positive(t, out.StderrBytes)
+	mu.Lock()
+	defer mu.Unlock()
+	// The first write, begun at once, ends past the grace (200 ms + 500 ms);
+	// each further one would add a whole write.
+	assert.Less(t, elapsed, 2*write, "writes begun at %v", begun)
+	assert.LessOrEqual(t, len(begun), 1, "writes begun at %v", begun)
+}
+
 func TestExecWithEnv(t *testing.T) {
 	t.Parallel()
 	out, _, err := engRun(t, engCmd("env"), WithEnv([]string{"A=1", "B=two words", "GH_TOKEN=kept when explicit"}))
