@@ -75,9 +75,9 @@ const drainGrace = 500 * time.Millisecond
 type ExecToolCallOutput struct {
 	// ExitCode is the command's exit status; 128+N when it was killed by
 	// signal N (on Unix); TimeoutExitCode when the call timed out. Where the
-	// command is its PID namespace's init (SandboxLinuxSeccomp), signals it
-	// sends itself without a handler, abort()'s SIGABRT included, are
-	// ignored: see the README's "As pid 1".
+	// command is its PID namespace's init (SandboxLinuxSeccomp), signals
+	// without a handler that it or its own processes send it, abort()'s
+	// SIGABRT included, are ignored: see the README's "As pid 1".
 	ExitCode int `json:"exit_code"`
 	// Stdout and Stderr are the kept bytes of each stream (see
 	// MaxStreamOutput), invalid UTF-8 replaced by U+FFFD.
