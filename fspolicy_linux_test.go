@@ -866,3 +866,33 @@ attempt("create_plain", lambda: os.close(os.open("l", os.O_CREAT | os.O_WRONLY, 
 		t.Logf("%+v: standby used %v", policy, used)
 	}
 }
+
+// A set-user-ID or set-group-ID program already in a root (the host's
+// build of a system image, a tree it extracted with tar -p) loses those
+// bits when a command writes or truncates it, as the kernel does for a
+// writer without CAP_FSETID: a root command that kept it rewrote a
+// set-user-ID root program, which then ran its text as root for whoever
+// started it after the call (found in review). As nobody too, whose
+// command is root in its user namespace.
+func TestFilesystemPolicySetIDFileRewritten(t *testing.T) {
+	requireSandbox(t)
+	for _, policy := range []SandboxPolicy{{}, {FullDiskWriteAccess: true}} {
+		root := lxRealDir(t)
+		for i := range 3 {
+			for name, mode := range map[string]uint32{"append": 0o4755, "truncate": 0o4755, "group": 0o2755} {
+				p := filepath.Join(root, name)
+				require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+				require.NoError(t, unix.Chmod(p, mode))
+			}
+			sbSettle(t)
+			out, err := lxRunParams(t, ExecParams{Command: lxSh(`echo id >> append; echo id > truncate; echo id >> group`),
+				Workdir: root}, []string{root}, policy)
+			lxRequireOK(t, out, err)
+			for _, name := range []string{"append", "truncate", "group"} {
+				fi, err := os.Stat(filepath.Join(root, name))
+				require.NoError(t, err)
+				assert.Zero(t, fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid), "%+v call %d: %s is %v", policy, i, name, fi.Mode())
+			}
+		}
+	}
+}

@@ -148,9 +148,12 @@ var rulesets = landlock.NewCache(8)
 // hostname, mounts, raw network, modules, other users' processes) is dropped,
 // from the bounding set too; CAP_DAC_READ_SEARCH as well, which reads
 // nothing CAP_DAC_OVERRIDE does not, and opens files by handle (see
-// seccomp's AlwaysDenied).
+// seccomp's AlwaysDenied); and CAP_FSETID, with which a write to a
+// set-user-ID or set-group-ID program in a root (the host's, made before
+// the call) left its bits in place: its new text would run as root after
+// the call (found in review). Without it the kernel clears them.
 const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE |
-	1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID
+	1<<unix.CAP_FOWNER
 
 // pidNamespaceRefused and ipcNamespaceRefused are set once the kernel
 // refuses CLONE_NEWPID or CLONE_NEWIPC (no CAP_SYS_ADMIN, a kernel built
