@@ -642,6 +642,11 @@ func workdirFD(ns *sharedMountNamespace, dir string) (int, error) {
 		at, how.Resolve = ns.root, how.Resolve|unix.RESOLVE_IN_ROOT
 	}
 	fd, err := unix.Openat2(at, dir, &how)
+	for try := 0; err == unix.EAGAIN && try < 16; try++ {
+		// RESOLVE_IN_ROOT refuses a ".." that any rename or mount on the
+		// system raced with, so that it cannot climb out: again.
+		fd, err = unix.Openat2(at, dir, &how)
+	}
 	if err == unix.ENOSYS && ns == nil {
 		// Linux before 5.6, which has no Landlock either (BestEffort).
 		fd, err = unix.Open(dir, int(how.Flags), 0)
