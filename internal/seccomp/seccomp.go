@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/agentbox/sandboxexec/internal/probe"
 	libseccomp "github.com/seccomp/libseccomp-golang"
@@ -204,7 +205,7 @@ func compile(n Network, p part) ([]byte, error) {
 	_ = f.SetOptimize(2)
 	eperm := libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM))
 	rule := func(name string, act libseccomp.ScmpAction, conds ...libseccomp.ScmpCondition) error {
-		call, err := libseccomp.GetSyscallFromName(name)
+		call, err := syscallNumber(name)
 		if err != nil {
 			// A call this architecture lacks cannot be made; nothing to deny.
 			return nil
@@ -426,6 +427,31 @@ func denyNamespaceSetup(deny func(string, ...libseccomp.ScmpCondition) error) er
 		return fmt.Errorf("seccomp: unshare condition: %w", err)
 	}
 	return deny("unshare", newUser)
+}
+
+// syscallFromName is libseccomp's table of names, which a test replaces.
+var syscallFromName = libseccomp.GetSyscallFromName
+
+// unifiedCalls are the calls of the filter from Linux 5.1 on, which have
+// one number on every architecture but alpha, ia64 and mips, for a
+// libseccomp older than the kernel that does not know them by name: their
+// rules were left out while the kernel had the calls (found in review:
+// libseccomp before 2.5.5 does not know fchmodat2, in Linux 6.6, which
+// then set a set-user-ID mode). The library is the one the host loads at
+// run time, not the one it was built with.
+var unifiedCalls = map[string]libseccomp.ScmpSyscall{
+	"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+	"clone3": 435, "openat2": 437, "mount_setattr": 442, "fchmodat2": 452,
+}
+
+// syscallNumber is name's number on this architecture, from libseccomp or
+// else unifiedCalls.
+func syscallNumber(name string) (libseccomp.ScmpSyscall, error) {
+	call, err := syscallFromName(name)
+	if n, ok := unifiedCalls[name]; err != nil && ok && !strings.HasPrefix(runtime.GOARCH, "mips") {
+		return n, nil
+	}
+	return call, err
 }
 
 // setIDModeArgs are the calls that give a file its mode, and which

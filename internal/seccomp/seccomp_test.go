@@ -3,11 +3,18 @@
 package seccomp
 
 import (
+	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
+	"unsafe"
 
+	"github.com/agentbox/sandboxexec/internal/linuxspawn"
 	"github.com/agentbox/sandboxexec/internal/probe"
+	libseccomp "github.com/seccomp/libseccomp-golang"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -95,4 +102,61 @@ func TestSplit(t *testing.T) {
 		require.Zero(t, len(head)%8)
 		require.Zero(t, len(tail)%8)
 	}
+}
+
+const oldLibseccompEnv = "SECCOMP_TEST_FCHMODAT2"
+
+// A libseccomp older than the kernel does not know its newest calls by
+// name (fchmodat2, Linux 6.6, before libseccomp 2.5.5): their rules are
+// still in the program, by number (found in review: fchmodat2 set a
+// set-user-ID mode). Compiled with a table that knows none of
+// unifiedCalls, the program is the one the whole table gives, and a child
+// under it gets EPERM from fchmodat2 with S_ISUID, leaving the mode alone.
+func TestProgramWithOldLibseccomp(t *testing.T) {
+	if path := os.Getenv(oldLibseccompEnv); path != "" {
+		p, _ := unix.BytePtrFromString(path)
+		atFDCWD := unix.AT_FDCWD
+		_, _, e := unix.Syscall6(452, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)), 0o4755, 0, 0, 0)
+		fmt.Printf("fchmodat2=%d\n", int(e))
+		os.Exit(0)
+	}
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("fchmodat2 is 452 where unifiedCalls apply; the child is checked on amd64 and arm64")
+	}
+	full, err := compile(NetworkDenied, whole)
+	require.NoError(t, err)
+	old := syscallFromName
+	syscallFromName = func(name string) (libseccomp.ScmpSyscall, error) {
+		if _, ok := unifiedCalls[name]; ok {
+			return 0, fmt.Errorf("libseccomp: no call %s", name)
+		}
+		return old(name)
+	}
+	defer func() { syscallFromName = old }()
+	bpf, err := compile(NetworkDenied, whole)
+	require.NoError(t, err)
+	require.Equal(t, full, bpf, "the program lost rules")
+
+	file := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o755))
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	pid, err := linuxspawn.Start(&linuxspawn.Attr{
+		Path: os.Args[0], Argv: []string{os.Args[0], "-test.run=^" + t.Name() + "$"},
+		Env:   []string{oldLibseccompEnv + "=" + file},
+		Stdio: [3]int{-1, int(w.Fd()), int(w.Fd())}, CgroupProcsFD: -1, LandlockRulesetFD: -1,
+		NoNewPrivs: true, SeccompFilter: bpf,
+	})
+	w.Close()
+	require.NoError(t, err)
+	out, err := io.ReadAll(r)
+	require.NoError(t, err)
+	var ws unix.WaitStatus
+	_, err = unix.Wait4(pid, &ws, 0, nil)
+	require.NoError(t, err)
+	require.Contains(t, string(out), fmt.Sprintf("fchmodat2=%d\n", int(unix.EPERM)), "%s", out)
+	fi, err := os.Stat(file)
+	require.NoError(t, err)
+	require.Zero(t, fi.Mode()&os.ModeSetuid)
 }
