@@ -440,7 +440,7 @@ var syscallFromName = libseccomp.GetSyscallFromName
 // then set a set-user-ID mode). The library is the one the host loads at
 // run time, not the one it was built with.
 var unifiedCalls = map[string]libseccomp.ScmpSyscall{
-	"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+	"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
 	"clone3": 435, "openat2": 437, "mount_setattr": 442, "fchmodat2": 452,
 }
 
