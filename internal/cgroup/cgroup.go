@@ -495,8 +495,10 @@ func readRaw(path string) ([]byte, error) {
 	}
 }
 
-// Remove deletes the group; processes still in it are killed first. It
-// gives up on a group this process may not remove.
+// Remove deletes the group; processes still in it are killed first, and
+// so are the cgroups made inside it (a command that may write the cgroup
+// file system can make them and move into them, out of the group's own
+// cgroup.procs). It gives up on a group this process may not remove.
 func (g *Group) Remove() {
 	g.CloseProcs()
 	for i := 0; i < 100; i++ {
@@ -505,6 +507,17 @@ func (g *Group) Remove() {
 			return
 		}
 		g.Kill()
+		g.removeChildren()
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// removeChildren removes the cgroups inside the group, each as Remove does.
+func (g *Group) removeChildren() {
+	entries, _ := os.ReadDir(g.dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			(&Group{dir: filepath.Join(g.dir, e.Name()), v2: g.v2, procs: -1}).Remove()
+		}
 	}
 }

@@ -318,3 +318,31 @@ func TestKeptGroupKeepsProcsOpen(t *testing.T) {
 	require.NoError(t, unix.Stat(filepath.Join(third.dir, "cgroup.procs"), &named))
 	require.Equal(t, named.Ino, st.Ino, "the descriptor is the current file's")
 }
+
+// A command that may write the cgroup file system (a root one with `/` as a
+// root or FullDiskWriteAccess) can make cgroups inside its group and move
+// into them, where the group's own cgroup.procs no longer lists it: Remove
+// (and so the sweep of a dead host) kills what is in them and removes them
+// all, rather than give up on the group and leave its processes alive.
+func TestRemoveGroupWithChildCgroups(t *testing.T) {
+	m := openOrSkip(t)
+	g, err := m.New(8)
+	require.NoError(t, err)
+	inner := filepath.Join(g.dir, "a", "b-c")
+	require.NoError(t, os.MkdirAll(inner, 0o755))
+	cmd := exec.Command("sleep", "30")
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	require.NoError(t, os.WriteFile(filepath.Join(inner, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0))
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+
+	g.Remove()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a process in a cgroup inside the group outlived Remove")
+	}
+	_, err = os.Stat(g.dir)
+	require.True(t, os.IsNotExist(err), "the group and the cgroups inside it are gone: %v", err)
+}
