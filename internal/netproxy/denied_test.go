@@ -65,6 +65,8 @@ func TestProxyDeniedNormalized(t *testing.T) {
 		"127.0.0.1", "::1", "[0:0::1]", "0:0:0:0:0:0:0:1",
 		"Bad_Name..", "bad_name.", long, long + "b",
 		"bad\xffname.", "evil\x1b[31m.test", "a\nfake: line\r", "evil\u202emoc.test", "z\x00",
+		// An IPv6 address's zone holds any bytes a SOCKS5 name gives.
+		"fe80::1%\x1b[2J\nsandboxrun: fake", "[fe80::2%" + long + "]",
 	} {
 		_, err := p.connect(host, 80)
 		var r *refusal
@@ -74,5 +76,6 @@ func TestProxyDeniedNormalized(t *testing.T) {
 		"example.com:80", "127.0.0.1:80", "[::1]:80", "bad_name.:80", "bad_name:80",
 		strings.Repeat("a", maxNameLen) + "…:80", "bad\uFFFDname:80",
 		"evil\uFFFD[31m.test:80", "[a\uFFFDfake: line\uFFFD]:80", "evil\uFFFDmoc.test:80", "z\uFFFD:80",
+		"[fe80::1%\uFFFD[2J\uFFFDsandboxrun: fake]:80", "[fe80::2%" + strings.Repeat("a", maxNameLen-len("fe80::2%")) + "…]:80",
 	}, p.Denied())
 }

@@ -362,16 +362,19 @@ func deniedName(host string, port uint16) string {
 	name, err := NormalizeHost(host)
 	if err != nil {
 		if a, perr := netip.ParseAddr(strings.Trim(host, "[]")); perr == nil {
+			// An IPv6 zone (fe80::1%eth0) is whatever bytes the request
+			// gave: it is mapped and cut as a name is.
 			name = a.String()
 		} else {
-			name = strings.Map(printable, strings.ToValidUTF8(strings.ToLower(strings.TrimSuffix(host, ".")), "\uFFFD"))
-			if len(name) > maxNameLen {
-				cut := maxNameLen
-				for cut > 0 && !utf8.RuneStart(name[cut]) {
-					cut--
-				}
-				name = name[:cut] + "…"
+			name = strings.ToLower(strings.TrimSuffix(host, "."))
+		}
+		name = strings.Map(printable, strings.ToValidUTF8(name, "\uFFFD"))
+		if len(name) > maxNameLen {
+			cut := maxNameLen
+			for cut > 0 && !utf8.RuneStart(name[cut]) {
+				cut--
 			}
+			name = name[:cut] + "…"
 		}
 	}
 	return net.JoinHostPort(name, strconv.Itoa(int(port)))
