@@ -125,12 +125,17 @@ func (r *linuxRunner) standbyFor(env []string) (c standbyCall, ok bool) {
 		b.WriteByte(' ')
 		b.WriteString(strconv.FormatInt(n, 10))
 	}
+	// Each name ends in a NUL, which none holds, and each list in another
+	// (no name is empty): a name that holds the byte between lists cannot
+	// make two policies one key (roots /a and DenyRead /b\x01\x01 were
+	// roots /a\x01\x01 and /b, which took the first's standby, and wrote
+	// to /a where no Landlock ruleset tells them apart; found in review).
 	for _, list := range [][]string{r.roots, p.ReadOnlySubpaths, p.DenyRead} {
-		b.WriteByte(1)
 		for _, s := range list {
-			b.WriteByte(0)
 			b.WriteString(s)
+			b.WriteByte(0)
 		}
+		b.WriteByte(0)
 	}
 	c.key = b.String()
 	return c, true

@@ -304,6 +304,34 @@ func TestStandbyUnfollowedCommandNotRunAgain(t *testing.T) {
 	assert.Equal(t, "ok\n", out.Stdout)
 }
 
+// Two policies whose lists would run into each other (a name holding the
+// byte that once came between lists) are two keys: without Landlock,
+// which checks the roots of a standby apart, the second took the first's
+// standby and wrote to its root (found in review).
+func TestStandbyKeyListsApart(t *testing.T) {
+	sbRequire(t)
+	old := forcedLandlockABI // not lxSetABI, which stops the standbys
+	forcedLandlockABI = 0
+	t.Cleanup(func() { forcedLandlockABI = old })
+	base := lxRealDir(t)
+	a, a11, b := filepath.Join(base, "a"), filepath.Join(base, "a\x01\x01"), filepath.Join(base, "b")
+	for _, d := range []string{a, a11, b} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	first := SandboxPolicy{BestEffort: true, DenyRead: []string{b + "\x01\x01"}}
+	sbRun(t, []string{a}, first, "true")
+	sbRun(t, []string{a}, first, "true")
+	sbSettle(t)
+	var used bool
+	standbyUsedHook = func(u bool) { used = u }
+	defer func() { standbyUsedHook = nil }()
+	out, err := lxRun(t, lxSh(`echo x > "$1/f"; echo y > "$2/f"`, a, b), []string{a11, b}, SandboxPolicy{BestEffort: true})
+	lxDeniedOrNil(t, out, err)
+	assert.False(t, used, "another policy's standby")
+	assert.NoFileExists(t, filepath.Join(a, "f"), "written outside the call's roots")
+	assert.FileExists(t, filepath.Join(b, "f"), "not written in the call's root: %s", out.Stderr)
+}
+
 // Calls whose roots change each time make no standby: one is made at a
 // policy's second call within standbyIdle.
 func TestStandbyNotForOneOffCalls(t *testing.T) {
