@@ -182,7 +182,11 @@ static int drop_bounding_set(uint64_t keep) {
 // set to be within the opener's). Those are the host's memory and, for a
 // standby, which waits for seconds, its descriptor table: Landlock refuses
 // such opens across domains, but a kernel without it does not (found in
-// review, under BestEffort).
+// review, under BestEffort). A host without CAP_SETPCAP cannot take
+// CAP_SYS_ADMIN out of the bounding set, and a root command would then get
+// it back at execve: the guard cannot be kept, and the child has no more
+// than its command. A standby without Landlock, which would wait so for
+// seconds, is refused rather than left open to any command of the host.
 static void drop_capabilities(struct ls_req *r) {
 	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
@@ -198,6 +202,9 @@ static void drop_capabilities(struct ls_req *r) {
 	if (ret != -EINVAL)
 		ls_child_check(r, LS_STAGE_CAPABILITIES, ret);
 	ls_child_check(r, LS_STAGE_CAPABILITIES, LS_SC2(SYS_capget, &hdr, data));
+	if (r->standby && r->landlock_fd < 0 && guard == 0 && !(r->keep_caps & (1ULL << CAP_SYS_ADMIN)) &&
+	    (data[CAP_SYS_ADMIN / 32].permitted & (1U << (CAP_SYS_ADMIN % 32))))
+		fail(r, LS_STAGE_CAPABILITIES, EPERM);
 	for (i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
 		uint32_t keep = (uint32_t)(r->keep_caps >> (32 * i));
 		data[i].effective &= keep;

@@ -267,3 +267,50 @@ func TestStandbyOutlivesNoHost(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+const standbyNoSetpcapEnv = "LINUXSPAWN_TEST_STANDBY_NO_SETPCAP"
+
+// On a root host without CAP_SETPCAP, CAP_SYS_ADMIN stays in the bounding
+// set, so a standby cannot keep it as the guard that keeps commands out of
+// its /proc/PID/mem (the host's memory): without Landlock to refuse that,
+// the standby is refused.
+func TestStandbyRefusedWithoutGuard(t *testing.T) {
+	keep := uint64(1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_FOWNER)
+	if os.Getenv(standbyNoSetpcapEnv) != "" {
+		a := standbyAttr(t)
+		a.KeepCapabilities = keep
+		s, err := NewStandby(a)
+		var se *StageError
+		if errors.As(err, &se) && se.Stage == "capabilities" && se.Err == syscall.EPERM {
+			fmt.Println("refused")
+			return
+		}
+		require.NoError(t, err)
+		defer s.Close()
+		c := shAttr(t, fmt.Sprintf(`head -c 1 /proc/%d/environ >/dev/null && echo memory-read
+exec 3</proc/%d/mem && echo mem-opened`, s.Pid(), s.Pid()))
+		c.Pdeathsig = syscall.SIGKILL
+		c.DropCapabilities = true
+		c.KeepCapabilities = keep
+		out, _, err := run(t, c)
+		require.NoError(t, err)
+		fmt.Print(out)
+		return
+	}
+	standbyAttr(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv")
+	}
+	cmd := exec.Command(setpriv, "--bounding-set", "-setpcap", os.Args[0],
+		"-test.run=^TestStandbyRefusedWithoutGuard$", "-test.count=1")
+	cmd.Env = append(os.Environ(), standbyNoSetpcapEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.NotContains(t, string(out), "memory-read")
+	assert.NotContains(t, string(out), "mem-opened")
+	assert.Contains(t, string(out), "refused")
+}
