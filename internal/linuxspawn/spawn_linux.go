@@ -11,6 +11,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"syscall"
@@ -603,7 +604,9 @@ func check(a *Attr) error {
 				}
 			}
 		}
-		if m.UserNamespace && (m.UID < 0 || m.GID < 0) {
+		// An id past 32 bits is none, and would outgrow the room start
+		// makes for the map lines.
+		if m.UserNamespace && (m.UID < 0 || m.GID < 0 || uint64(m.UID) > math.MaxUint32 || uint64(m.GID) > math.MaxUint32) {
 			return fmt.Errorf("linuxspawn: bad user namespace ids %d, %d", m.UID, m.GID)
 		}
 	}

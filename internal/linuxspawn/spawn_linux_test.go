@@ -291,6 +291,12 @@ func TestBadAttr(t *testing.T) {
 	a.Argv = []string{"a\x00b"}
 	_, err := Start(a)
 	assert.Error(t, err)
+	// An id past 32 bits is refused, not a panic as its map line
+	// outgrows the room made for it.
+	a = baseAttr(t, os.Stderr, "/bin/true")
+	a.Mounts = &Mounts{UserNamespace: true, UID: 1 << 40, GID: 1 << 40}
+	_, err = Start(a)
+	assert.Error(t, err)
 }
 
 func TestSessionLeader(t *testing.T) {
