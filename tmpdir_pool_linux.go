@@ -166,9 +166,13 @@ func (t *callTMPDIR) empty() bool {
 	if t.made.ino == 0 {
 		return false
 	}
+	// Through the descriptor, not the path: a call whose roots hold the
+	// host's temporary directory may have put a symlink there.
 	fd := int(t.lock.Fd())
-	if !dirEmpty(fd) && (emptyTree(t.path) != nil || !dirEmpty(fd)) {
-		return false
+	if !dirEmpty(fd) {
+		if emptyDir(fd); !dirEmpty(fd) {
+			return false
+		}
 	}
 	st, err := readTMPDIRState(fd)
 	return err == nil && st == t.made

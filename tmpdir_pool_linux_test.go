@@ -400,3 +400,68 @@ func BenchmarkTMPDIRInodeAttrs(b *testing.B) {
 		readInodeAttrs(int(tmp.lock.Fd()), &s)
 	}
 }
+
+// A kept TMPDIR that a call whose roots hold the host's temporary directory
+// renamed away, leaving a symlink at its path, is emptied through the
+// descriptor the pool holds: the symlink's target keeps its mode.
+func TestTMPDIRReleaseDoesNotFollowSymlink(t *testing.T) {
+	sbOff(t)
+	root := t.TempDir()
+	outside := t.TempDir()
+	require.NoError(t, os.Chmod(outside, 0o755))
+	_, tmp, err := takeTMPDIR(tmpPoolEnv, []string{root})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(tmp.Path(), "f"), nil, 0o600))
+	moved := tmp.Path() + ".moved"
+	require.NoError(t, os.Rename(tmp.Path(), moved))
+	defer os.RemoveAll(moved)
+	require.NoError(t, os.Symlink(outside, tmp.Path()))
+	defer os.Remove(tmp.Path())
+
+	tmp.release(true)
+	fi, err := os.Stat(outside)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), "the symlink's target keeps its mode")
+}
+
+// A directory swapped for a symlink, and back, while removeTree empties the
+// tree (by a process of the call, or of another whose roots hold it) is
+// never followed: the target's mode stays.
+func TestRemoveTreeSymlinkSwapRace(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside")
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "keep"), []byte("kept"), 0o644))
+	deadline := time.Now().Add(time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		tree := filepath.Join(dir, "tree")
+		require.NoError(t, os.MkdirAll(filepath.Join(tree, "d", "e"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(tree, "d", "e", "f"), nil, 0o644))
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				os.Mkdir(filepath.Join(tree, "d"), 0o755)
+				os.Mkdir(filepath.Join(tree, "d", "e"), 0o755)
+				os.Symlink(outside, filepath.Join(tree, "x"))
+				unix.Renameat2(unix.AT_FDCWD, filepath.Join(tree, "d"), unix.AT_FDCWD, filepath.Join(tree, "x"), unix.RENAME_EXCHANGE)
+				unix.Renameat2(unix.AT_FDCWD, filepath.Join(tree, "d"), unix.AT_FDCWD, filepath.Join(tree, "x"), unix.RENAME_EXCHANGE)
+			}
+		}()
+		removeTree(tree)
+		close(stop)
+		<-done
+		os.RemoveAll(tree)
+		fi, err := os.Stat(outside)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), "round %d: the symlink's target keeps its mode", i)
+		_, err = os.Stat(filepath.Join(outside, "keep"))
+		require.NoError(t, err, "round %d: the symlink's target keeps its files", i)
+	}
+}

@@ -45,11 +45,14 @@ func ownedByMe(fi fs.FileInfo) bool {
 // path component per level, and a command can make a tree deeper than
 // either allows, by renames, in seconds (found in review: the directory
 // stayed); and it may have taken its own permissions away (chmod 0), which
-// stops a host that is not root: each directory gets its owner's back
-// before it is emptied. (A directory swapped for a symlink meanwhile has the
-// target's mode changed: no more than the command may do to the user's
-// files itself.) A process that escaped the call and writes there still can
-// keep the directory: the removal stops after removeTreeBudget.
+// stops a host that is not root: each directory without them gets its
+// owner's back before it is emptied. No symlink is followed, dir included:
+// a process of the call, or of another whose roots hold the tree, may swap
+// a directory for one between a look and a use, and the host (root, often)
+// would change the mode of what it names, /etc say, where the command could
+// change nothing (found in review). A process that escaped the call and
+// writes there still can keep the directory: the removal stops after
+// removeTreeBudget.
 func removeTree(dir string) error {
 	if os.Remove(dir) == nil {
 		return nil
@@ -63,12 +66,21 @@ func removeTree(dir string) error {
 // emptyTree is removeTree but for dir itself, which it leaves empty (unless
 // the budget ran out or something could not be removed).
 func emptyTree(dir string) error {
-	os.Chmod(dir, 0o700)
-	top, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	top, err := openDirAt(unix.AT_FDCWD, dir)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
 	defer unix.Close(top)
+	emptyDir(top)
+	return nil
+}
+
+// emptyDir is emptyTree for the directory top, a descriptor.
+func emptyDir(top int) {
+	var st unix.Stat_t
+	if unix.Fstat(top, &st) == nil && st.Mode&0o700 != 0o700 {
+		unix.Fchmod(top, 0o700)
+	}
 	deadline := time.Now().Add(removeTreeBudget)
 	var moved uint64
 	for time.Now().Before(deadline) {
@@ -95,7 +107,6 @@ func emptyTree(dir string) error {
 			break
 		}
 	}
-	return nil
 }
 
 // removeTreeBudget bounds removeTree.
@@ -105,11 +116,10 @@ const removeTreeBudget = time.Minute
 // directories into top, adding their new names to work. It reports whether
 // it changed anything.
 func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
-	if !isDirAt(top, name) {
+	if _, ok := dirModeAt(top, name); !ok {
 		return false
 	}
-	unix.Fchmodat(top, name, 0o700, 0)
-	fd, err := unix.Openat(top, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openDirAt(top, name)
 	if err != nil {
 		return false
 	}
@@ -122,8 +132,10 @@ func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
 		}
 		// Moving a directory to another parent takes write permission on
 		// it (its ".." changes).
-		if isDirAt(fd, child) {
-			unix.Fchmodat(fd, child, 0o700, 0)
+		if mode, ok := dirModeAt(fd, child); ok && mode&0o700 != 0o700 {
+			if cfd, err := openDirAt(fd, child); err == nil {
+				unix.Close(cfd)
+			}
 		}
 		for range 3 { // a name a survivor took meanwhile: the next
 			*moved++
@@ -138,11 +150,36 @@ func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
 	return changed
 }
 
-// isDirAt says name, in the directory dirfd, is a directory, not a symlink
-// to one.
-func isDirAt(dirfd int, name string) bool {
+// openDirAt opens the directory name, in dirfd, not through a symlink, and
+// gives it its owner's permissions where it lacks them: through the
+// descriptor, or, where the lack is what keeps it from being opened, on
+// the name without following it.
+func openDirAt(dirfd int, name string) (int, error) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(dirfd, name, flags, 0)
+	if err == unix.EACCES {
+		if lchmodDirAt(dirfd, name, 0o700) == nil {
+			fd, err = unix.Openat(dirfd, name, flags, 0)
+		}
+	}
+	if err != nil {
+		return -1, err
+	}
 	var st unix.Stat_t
-	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if unix.Fstat(fd, &st) == nil && st.Mode&0o700 != 0o700 {
+		unix.Fchmod(fd, 0o700)
+	}
+	return fd, nil
+}
+
+// dirModeAt gives the mode of name, in the directory dirfd, if it is a
+// directory, not a symlink to one.
+func dirModeAt(dirfd int, name string) (uint32, bool) {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return 0, false
+	}
+	return uint32(st.Mode), true
 }
 
 // dirNames lists the directory fd (name is for errors only) without moving
