@@ -249,28 +249,20 @@ const gitFileMax = 4096
 // symlink to /dev/zero, which a read to the end would never finish with
 // (found in review: a commondir made so hung the next call, or took all
 // its host's memory). What is not a regular file is an error, and is not
-// opened (a device's open can do things of its own); the open does not
-// wait, nor take a terminal, should the path be swapped meanwhile.
+// opened (a device's open can do things of its own), even should the path
+// be swapped between the look and the open (see openRegular).
 func readGitFile(path string) ([]byte, error) {
-	notRegular := &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
-	if fi, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !fi.Mode().IsRegular() {
-		return nil, notRegular
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, notRegular
-	}
 	return io.ReadAll(io.LimitReader(f, gitFileMax))
+}
+
+// errNotRegular is openRegular's error for what is not a regular file.
+func errNotRegular(path string) error {
+	return &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
 }
 
 // resolveFrom resolves p, relative to base where it is not absolute, to an

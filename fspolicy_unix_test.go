@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,4 +59,62 @@ func TestResolveMasksCommondirNotAFile(t *testing.T) {
 	m, err := resolveMasks([]string{root}, SandboxPolicy{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{filepath.Join(root, ".git"), gitdir, filepath.Join(root, "common")}, m.ReadOnly)
+}
+
+// A commondir swapped, between readGitFile's look and its open, for a
+// symlink to a FIFO (or a device: a watchdog's open arms it, a tape's
+// rewinds it) is not opened: the look and the open are at one file. A
+// writer waiting on the FIFO tells an open.
+func TestReadGitFileSwapRace(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	regular := filepath.Join(dir, "regular")
+	require.NoError(t, os.WriteFile(regular, []byte("../..\n"), 0o644))
+	path := filepath.Join(dir, "commondir")
+	require.NoError(t, os.Symlink(regular, path))
+	opened := make(chan struct{})
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil { // waits for a reader
+			f.Close()
+		}
+		close(opened)
+	}()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		toFIFO, toRegular := filepath.Join(dir, "to-fifo"), filepath.Join(dir, "to-regular")
+		os.Symlink(fifo, toFIFO)
+		os.Symlink(regular, toRegular)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.Rename(toFIFO, path)
+			os.Symlink(fifo, toFIFO)
+			os.Rename(toRegular, path)
+			os.Symlink(regular, toRegular)
+		}
+	}()
+	deadline := time.Now().Add(time.Second)
+	for n := 0; time.Now().Before(deadline); n++ {
+		readGitFile(path)
+		select {
+		case <-opened:
+			close(stop)
+			wg.Wait()
+			t.Fatalf("read %d: the FIFO was opened", n)
+		default:
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		<-opened
+		f.Close()
+	}
 }
