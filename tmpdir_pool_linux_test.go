@@ -465,3 +465,31 @@ func TestRemoveTreeSymlinkSwapRace(t *testing.T) {
 		require.NoError(t, err, "round %d: the symlink's target keeps its files", i)
 	}
 }
+
+// removeTree stops at its budget inside a directory of many files too, not
+// only between the directories of its top.
+func TestRemoveTreeBudgetInOneDirectory(t *testing.T) {
+	tree := filepath.Join(t.TempDir(), "tree")
+	sub := filepath.Join(tree, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	fd, err := unix.Open(sub, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	const n = 30_000
+	for i := range n {
+		f, err := unix.Openat(fd, strconv.Itoa(i), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+		require.NoError(t, err)
+		unix.Close(f)
+	}
+	unix.Close(fd)
+	defer func(b time.Duration) { removeTreeBudget = b }(removeTreeBudget)
+	removeTreeBudget = 10 * time.Millisecond
+	start := time.Now()
+	removeTree(tree)
+	took := time.Since(start)
+	assert.Less(t, took, 100*time.Millisecond, "the budget holds")
+	left, err := os.ReadDir(sub)
+	require.NoError(t, err)
+	t.Logf("%d of %d files removed in %v", n-len(left), n, took)
+	removeTreeBudget = time.Minute
+	require.NoError(t, removeTree(tree))
+}

@@ -98,7 +98,7 @@ func emptyDir(top int) {
 			}
 			// A directory with something in it: its files go, its
 			// directories come up beside it, and it is tried again.
-			if emptyInto(top, name, &work, &moved) {
+			if emptyInto(top, name, &work, &moved, deadline) {
 				progress = true
 				work = append(work, name)
 			}
@@ -109,13 +109,13 @@ func emptyDir(top int) {
 	}
 }
 
-// removeTreeBudget bounds removeTree.
-const removeTreeBudget = time.Minute
+// removeTreeBudget bounds removeTree (a variable for tests).
+var removeTreeBudget = time.Minute
 
 // emptyInto unlinks the files of directory name (in top) and moves its
-// directories into top, adding their new names to work. It reports whether
-// it changed anything.
-func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
+// directories into top, adding their new names to work, until deadline
+// (a directory can hold millions). It reports whether it changed anything.
+func emptyInto(top int, name string, work *[]string, moved *uint64, deadline time.Time) bool {
 	if _, ok := dirModeAt(top, name); !ok {
 		return false
 	}
@@ -125,7 +125,10 @@ func emptyInto(top int, name string, work *[]string, moved *uint64) bool {
 	}
 	defer unix.Close(fd)
 	changed := false
-	for _, child := range dirNames(fd, name) {
+	for i, child := range dirNames(fd, name) {
+		if i%256 == 255 && !time.Now().Before(deadline) {
+			break
+		}
 		if unix.Unlinkat(fd, child, 0) == nil {
 			changed = true
 			continue
