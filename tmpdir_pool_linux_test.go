@@ -493,3 +493,33 @@ func TestRemoveTreeBudgetInOneDirectory(t *testing.T) {
 	removeTreeBudget = time.Minute
 	require.NoError(t, removeTree(tree))
 }
+
+// lockDir, which the sweep calls on a name it looked at before, neither
+// follows a symlink nor waits on a FIFO put there meanwhile.
+func TestLockDirNotAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, unix.Mkfifo(fifo, 0o644))
+	link := filepath.Join(dir, tmpDirPrefix+"1")
+	require.NoError(t, os.Symlink(fifo, link))
+	for _, p := range []string{fifo, link} {
+		done := make(chan error, 1)
+		go func() {
+			f, err := lockDir(p)
+			if err == nil {
+				f.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			assert.Error(t, err, p)
+		case <-time.After(2 * time.Second):
+			// Let the open go.
+			if f, err := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+			t.Fatalf("lockDir(%s) waits on the FIFO", p)
+		}
+	}
+}

@@ -13,9 +13,12 @@ import (
 )
 
 // lockDir takes dir's lock (flock, exclusive, without waiting) and returns
-// the file that holds it until closed.
+// the file that holds it until closed. dir must be a directory, not a
+// symlink: the sweep looks at a name a call whose roots hold the host's
+// temporary directory may swap, for a link to a FIFO, whose open would
+// wait for ever.
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.Open(dir)
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
