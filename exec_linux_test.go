@@ -453,23 +453,12 @@ func TestHostReapingAnyChild(t *testing.T) {
 	if ProbeSandbox().Available { // probed before the reaper starts
 		sandboxes = append(sandboxes, SandboxLinuxSeccomp)
 	}
-	stop := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			var ws syscall.WaitStatus
-			if pid, _ := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 {
-				time.Sleep(time.Millisecond)
-			}
+	defer repeatUntilStopped(func() {
+		var ws syscall.WaitStatus
+		if pid, _ := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 {
+			time.Sleep(time.Millisecond)
 		}
-	}()
-	defer func() { close(stop); <-stopped }()
+	})()
 	lost := map[SandboxType]int{}
 	for _, st := range sandboxes {
 		for i := 0; i < 10; i++ {

@@ -52,6 +52,25 @@ func engSh(script string, args ...string) ExecParams {
 
 func engCmd(argv ...string) ExecParams { return ExecParams{Command: argv} }
 
+// repeatUntilStopped runs step again and again on a goroutine of its own
+// (a racing rename, a reaper) until stop is called, which waits for the
+// step in progress to end.
+func repeatUntilStopped(step func()) (stop func()) {
+	stopping, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stopping:
+				return
+			default:
+				step()
+			}
+		}
+	}()
+	return func() { close(stopping); <-done }
+}
+
 func (p ExecParams) withTimeoutMs(ms uint64) ExecParams {
 	p.TimeoutMs = &ms
 	return p

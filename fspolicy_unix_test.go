@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -80,39 +79,26 @@ func TestReadGitFileSwapRace(t *testing.T) {
 		}
 		close(opened)
 	}()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		toFIFO, toRegular := filepath.Join(dir, "to-fifo"), filepath.Join(dir, "to-regular")
+	toFIFO, toRegular := filepath.Join(dir, "to-fifo"), filepath.Join(dir, "to-regular")
+	os.Symlink(fifo, toFIFO)
+	os.Symlink(regular, toRegular)
+	stop := repeatUntilStopped(func() {
+		os.Rename(toFIFO, path)
 		os.Symlink(fifo, toFIFO)
+		os.Rename(toRegular, path)
 		os.Symlink(regular, toRegular)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			os.Rename(toFIFO, path)
-			os.Symlink(fifo, toFIFO)
-			os.Rename(toRegular, path)
-			os.Symlink(regular, toRegular)
-		}
-	}()
+	})
 	deadline := time.Now().Add(time.Second)
 	for n := 0; time.Now().Before(deadline); n++ {
 		readGitFile(path)
 		select {
 		case <-opened:
-			close(stop)
-			wg.Wait()
+			stop()
 			t.Fatalf("read %d: the FIFO was opened", n)
 		default:
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 		<-opened
 		f.Close()

@@ -197,20 +197,10 @@ func TestFilesystemPolicyWorkdirDotDotWhileRenaming(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "a/b/c"), 0o755))
 	other := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(other, "x"), nil, 0o644))
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			_ = os.Rename(filepath.Join(other, "x"), filepath.Join(other, "y"))
-			_ = os.Rename(filepath.Join(other, "y"), filepath.Join(other, "x"))
-		}
-	}()
-	defer func() { close(stop); <-done }()
+	defer repeatUntilStopped(func() {
+		_ = os.Rename(filepath.Join(other, "x"), filepath.Join(other, "y"))
+		_ = os.Rename(filepath.Join(other, "y"), filepath.Join(other, "x"))
+	})()
 	wd := root + "/a/b/c/../../../a/b/c/../../../a/b/c/../.."
 	failed := 0
 	for i := range 200 {

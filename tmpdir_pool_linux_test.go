@@ -473,26 +473,15 @@ func TestRemoveTreeSymlinkSwapRace(t *testing.T) {
 		tree := filepath.Join(dir, "tree")
 		require.NoError(t, os.MkdirAll(filepath.Join(tree, "d", "e"), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(tree, "d", "e", "f"), nil, 0o644))
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				os.Mkdir(filepath.Join(tree, "d"), 0o755)
-				os.Mkdir(filepath.Join(tree, "d", "e"), 0o755)
-				os.Symlink(outside, filepath.Join(tree, "x"))
-				unix.Renameat2(unix.AT_FDCWD, filepath.Join(tree, "d"), unix.AT_FDCWD, filepath.Join(tree, "x"), unix.RENAME_EXCHANGE)
-				unix.Renameat2(unix.AT_FDCWD, filepath.Join(tree, "d"), unix.AT_FDCWD, filepath.Join(tree, "x"), unix.RENAME_EXCHANGE)
-			}
-		}()
+		stop := repeatUntilStopped(func() {
+			os.Mkdir(filepath.Join(tree, "d"), 0o755)
+			os.Mkdir(filepath.Join(tree, "d", "e"), 0o755)
+			os.Symlink(outside, filepath.Join(tree, "x"))
+			unix.Renameat2(unix.AT_FDCWD, filepath.Join(tree, "d"), unix.AT_FDCWD, filepath.Join(tree, "x"), unix.RENAME_EXCHANGE)
+			unix.Renameat2(unix.AT_FDCWD, filepath.Join(tree, "d"), unix.AT_FDCWD, filepath.Join(tree, "x"), unix.RENAME_EXCHANGE)
+		})
 		removeTree(tree)
-		close(stop)
-		<-done
+		stop()
 		os.RemoveAll(tree)
 		fi, err := os.Stat(outside)
 		require.NoError(t, err)
