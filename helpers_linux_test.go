@@ -50,6 +50,7 @@ func lxRunParams(t *testing.T, p ExecParams, roots []string, policy SandboxPolic
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), lxCallLimit)
 	defer cancel()
+	defer waitTMPDIRCleanups() // the call's TMPDIR emptied, for tests of what it leaves
 	return ProcessExecToolCall(ctx, p, SandboxLinuxSeccomp, roots, policy, opts...)
 }
 

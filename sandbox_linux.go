@@ -408,7 +408,7 @@ func adoptChild(pid, pidfd int, newPIDNamespace bool, group *cgroup.Group, tmp *
 	}
 	if tmp != nil {
 		// Reaped, the init of a PID namespace leaves none of the call's.
-		c.release = func() { tmp.release(newPIDNamespace && c.reaped.Load()) }
+		c.release = func() { tmp.releaseLater(newPIDNamespace && c.reaped.Load()) }
 	}
 	if group != nil {
 		release := group.Release
@@ -418,7 +418,7 @@ func adoptChild(pid, pidfd int, newPIDNamespace bool, group *cgroup.Group, tmp *
 			release = group.ReleaseEmpty
 		}
 		c.release = func() {
-			tmp.release(c.reaped.Load() && (newPIDNamespace || group.Empty()))
+			tmp.releaseLater(c.reaped.Load() && (newPIDNamespace || group.Empty()))
 			if c.reaped.Load() {
 				release()
 				return

@@ -124,9 +124,9 @@ func makeTMPDIR() (dir string, lock *os.File, err error) {
 }
 
 // removeTMPDIR removes what privateTMPDIR made, if it made anything, and
-// then lets go of its lock. It does not stop at the call's timeout: a
-// command that filled its directory with many files makes the call return
-// that much later (about 10 µs a file here).
+// then lets go of its lock. It does not stop at the call's timeout (about
+// 10 µs a file): after a call, it runs once the call has returned (see
+// afterCall).
 func removeTMPDIR(dir string) {
 	if dir == "" {
 		return
@@ -177,4 +177,31 @@ func madeByPrivateTMPDIR(name string) bool {
 		}
 	}
 	return true
+}
+
+// tmpCleanups counts the clean-ups afterCall runs, for tests of what a call
+// leaves (a WaitGroup would not take an Add during a Wait).
+var tmpCleanups = struct {
+	sync.Mutex
+	n    int
+	none sync.Cond
+}{}
+
+func init() { tmpCleanups.none.L = &tmpCleanups.Mutex }
+
+// afterCall runs clean, the emptying or removal of a call's TMPDIR, on a
+// goroutine of its own: what the command left there (a million files, say)
+// is removed once the call has returned, which its timeout bounds.
+func afterCall(clean func()) {
+	tmpCleanups.Lock()
+	tmpCleanups.n++
+	tmpCleanups.Unlock()
+	go func() {
+		clean()
+		tmpCleanups.Lock()
+		if tmpCleanups.n--; tmpCleanups.n == 0 {
+			tmpCleanups.none.Broadcast()
+		}
+		tmpCleanups.Unlock()
+	}()
 }

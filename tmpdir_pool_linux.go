@@ -146,6 +146,13 @@ func (t *callTMPDIR) release(quiet bool) {
 	t.remove()
 }
 
+// releaseLater is release once the call has returned (see afterCall).
+func (t *callTMPDIR) releaseLater(quiet bool) {
+	if t != nil {
+		afterCall(func() { t.release(quiet) })
+	}
+}
+
 // remove removes t, unless its path names another directory now (removed
 // and made again behind the pool's back): that one is not t's to remove.
 func (t *callTMPDIR) remove() {

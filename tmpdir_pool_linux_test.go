@@ -7,6 +7,7 @@ package sandboxexec
 // holds, or that the earlier call changed in a way emptying does not undo.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -405,6 +406,7 @@ func setNoDump(dir string) error {
 // tmpDropKept removes the TMPDIRs the pool keeps, with the rulesets each
 // caches: for tests that count descriptors.
 func tmpDropKept() {
+	waitTMPDIRCleanups()
 	tmpDirs.mu.Lock()
 	for _, tmp := range tmpDirs.idle {
 		tmp.idle = time.Now().Add(-2 * tmpDirIdle)
@@ -547,4 +549,27 @@ func TestLockDirNotAFIFO(t *testing.T) {
 			t.Fatalf("lockDir(%s) waits on the FIFO", p)
 		}
 	}
+}
+
+// What a command leaves in its TMPDIR is removed once its call has
+// returned: a call that timed out comes back on time, not once the files
+// its command made are gone (thousands take a second or more, up to a
+// minute's budget). They are gone after.
+func TestTMPDIRFilledEmptiedAfterTheCall(t *testing.T) {
+	root := lxRealDir(t)
+	out, err := ProcessExecToolCall(context.Background(), ExecParams{
+		Command:   lxSh(`printf '%s' "$TMPDIR"; cd "$TMPDIR" && mkdir d && touch d/a && seq 1 30000 | xargs touch; sleep 60`),
+		TimeoutMs: ptrU64Linux(4000),
+	}, SandboxLinuxSeccomp, []string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	require.NoError(t, err)
+	require.True(t, out.TimedOut, "stderr: %s", out.Stderr)
+	tmp := out.Stdout
+	require.True(t, strings.HasPrefix(tmp, os.TempDir()+"/"), "TMPDIR %q", tmp)
+	d, err := os.Open(tmp)
+	require.NoError(t, err, "the call removed its TMPDIR before it returned")
+	_, err = d.Readdirnames(1)
+	d.Close()
+	require.NoError(t, err, "the call emptied its TMPDIR before it returned")
+	waitTMPDIRCleanups()
+	lxRequireEmptyOrAbsent(t, tmp)
 }

@@ -104,3 +104,12 @@ func TestRemoveTree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "kept", string(data))
 }
+
+// waitTMPDIRCleanups returns once no clean-up afterCall began is running.
+func waitTMPDIRCleanups() {
+	tmpCleanups.Lock()
+	for tmpCleanups.n > 0 {
+		tmpCleanups.none.Wait()
+	}
+	tmpCleanups.Unlock()
+}
