@@ -163,7 +163,7 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*chil
 	}
 	env := sc.env
 	if s.tmp != nil {
-		if !s.tmp.pristine() {
+		if !s.tmp.unchanged() {
 			s.discard()
 			return nil, nil
 		}

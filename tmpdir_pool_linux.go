@@ -31,6 +31,12 @@ type callTMPDIR struct {
 	made     tmpDirState
 	rulesets *landlock.Cache // the call's rulesets, with path among the roots
 	idle     time.Time       // when it went back to the pool
+	// witness is the ctime the last full check (see pristine) read first,
+	// where a change since would have given another (see unchanged);
+	// zero for none. ctimeMoves says the filesystem's ctimes are
+	// witnesses (see probeCtimeWitness).
+	witness    unix.Timespec
+	ctimeMoves bool
 }
 
 // tmpDirState is what a kept directory must still be before a later call
@@ -107,7 +113,9 @@ func takeTMPDIR(env, roots []string) ([]string, *callTMPDIR, error) {
 func getTMPDIR() (*callTMPDIR, error) {
 	parent := os.TempDir()
 	for t := tmpDirs.get(parent); t != nil; t = tmpDirs.get(parent) {
-		if t.pristine() && t.touch() {
+		// Touched first: the check then reads the ctime a standby's call
+		// compares (see unchanged).
+		if t.touch() && t.pristine() {
 			return t, nil
 		}
 		// Not on this call's path: what another call left in it (a
@@ -119,9 +127,11 @@ func getTMPDIR() (*callTMPDIR, error) {
 		return nil, err
 	}
 	t := &callTMPDIR{path: dir, parent: parent, lock: lock, rulesets: landlock.NewCache(2)}
+	t.ctimeMoves = probeCtimeWitness(int(lock.Fd()))
 	if t.made, err = readTMPDIRState(int(lock.Fd())); err != nil {
 		t.made = tmpDirState{} // never matches: the directory is not kept
 	}
+	t.pristine() // for its witness
 	return t, nil
 }
 
@@ -191,13 +201,77 @@ func (t *callTMPDIR) empty() bool {
 // it is empty and as it was made. A call whose roots hold the host's
 // temporary directory may have written in it while it was kept.
 func (t *callTMPDIR) pristine() bool {
+	t.witness = unix.Timespec{}
 	fd := int(t.lock.Fd())
 	st, ok := t.named()
 	if !ok || !dirEmpty(fd) {
 		return false
 	}
 	s, err := tmpDirStateOf(&st, fd)
-	return err == nil && s == t.made
+	if err != nil || s != t.made {
+		return false
+	}
+	if t.ctimeMoves {
+		t.witness = st.Ctim
+	}
+	return true
+}
+
+// unchanged is pristine for a standby's call, in one lstat where t's ctime
+// is still the witness: the one the standby's full check read before its
+// other reads. Any change to t since (an entry, a mode, an owner, an
+// attribute, inode flags, times) would have given it another: a ctime once
+// read moves on at the next change, however soon (see probeCtimeWitness).
+// Without a witness, or with another ctime, it is the full check.
+func (t *callTMPDIR) unchanged() bool {
+	w := t.witness
+	t.witness = unix.Timespec{}
+	if w != (unix.Timespec{}) {
+		st, ok := t.named()
+		if ok && st.Ctim == w && st.Mode == t.made.mode && st.Uid == t.made.uid && st.Gid == t.made.gid &&
+			uint64(st.Nlink) == t.made.nlink && st.Size == t.made.size {
+			return true
+		}
+	}
+	ok := t.pristine()
+	t.witness = unix.Timespec{}
+	return ok
+}
+
+// ctimeWitness holds probeCtimeWitness's answer per filesystem.
+var ctimeWitness sync.Map
+
+// probeCtimeWitness says a ctime read on the filesystem of dir (a directory
+// just made, an open descriptor) moves on at the next change, however soon:
+// multigrain timestamps (Linux 6.13 on, on ext4, XFS, btrfs and tmpfs), or
+// timestamps of full resolution. Coarse ones (those of earlier kernels, one
+// tick of 1 to 10 ms) do not: a change right after the read may keep the
+// ctime. Each filesystem (device and type) is asked once: eight changes in
+// a row, each right after a read of dir's ctime, must each give another.
+func probeCtimeWitness(dir int) bool {
+	var st unix.Stat_t
+	var fs unix.Statfs_t
+	if unix.Fstat(dir, &st) != nil || unix.Fstatfs(dir, &fs) != nil {
+		return false
+	}
+	key := [2]uint64{uint64(st.Dev), uint64(fs.Type)}
+	if v, asked := ctimeWitness.Load(key); asked {
+		return v.(bool)
+	}
+	moves := true
+	for i := 0; i < 8 && moves; i++ {
+		var before, after unix.Stat_t
+		if unix.Fstat(dir, &before) != nil || unix.Mkdirat(dir, "ctime", 0o700) != nil {
+			moves = false
+			break
+		}
+		moves = unix.Fstat(dir, &after) == nil && after.Ctim != before.Ctim
+		if unix.Unlinkat(dir, "ctime", unix.AT_REMOVEDIR) != nil {
+			moves = false
+		}
+	}
+	ctimeWitness.Store(key, moves)
+	return moves
 }
 
 // touch sets t's times to now, so that its call sees none of the last

@@ -573,3 +573,87 @@ func TestTMPDIRFilledEmptiedAfterTheCall(t *testing.T) {
 	waitTMPDIRCleanups()
 	lxRequireEmptyOrAbsent(t, tmp)
 }
+
+// A standby's call checks its kept TMPDIR in one lstat, by the ctime the
+// standby's full check read first: each change made right after that check
+// (within the same clock tick, where coarse timestamps would keep the
+// ctime) fails it, those the full check lets pass (a file made and removed,
+// times) too, and an unchanged directory passes without the full check.
+func TestTMPDIRUnchangedSeesEveryChange(t *testing.T) {
+	requireSandbox(t)
+	t.Setenv("TMPDIR", lxRealDir(t))
+	changes := []struct {
+		name   string
+		change func(dir string) error
+	}{
+		{"a file", func(dir string) error { return os.WriteFile(filepath.Join(dir, "f"), nil, 0o600) }},
+		{"a file made and removed", func(dir string) error {
+			if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o600); err != nil {
+				return err
+			}
+			return os.Remove(filepath.Join(dir, "f"))
+		}},
+		{"mode", func(dir string) error { return os.Chmod(dir, 0o750) }},
+		{"owner", func(dir string) error { return os.Lchown(dir, os.Getuid(), 4242) }},
+		{"times", func(dir string) error { return os.Chtimes(dir, time.Unix(946684800, 0), time.Unix(946684800, 0)) }},
+		{"xattr", func(dir string) error { return unix.Setxattr(dir, "user.sandboxexec-test", []byte("1"), 0) }},
+		{"inode flags", setNoDump},
+		{"replaced", func(dir string) error {
+			if err := os.Rename(dir, dir+".away"); err != nil {
+				return err
+			}
+			return os.Mkdir(dir, 0o700)
+		}},
+	}
+	tmp, err := getTMPDIR()
+	require.NoError(t, err)
+	witnesses := tmp.ctimeMoves
+	tmp.remove()
+	if !witnesses {
+		// Multigrain timestamps: Linux 6.13 on, for ext4, XFS, btrfs and
+		// tmpfs. Elsewhere every check is the full one.
+		var st unix.Statfs_t
+		require.NoError(t, unix.Statfs(tmp.parent, &st))
+		var major, minor int
+		fmt.Sscanf(kernelRelease(), "%d.%d", &major, &minor)
+		multigrain := map[int64]bool{unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true,
+			unix.BTRFS_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true}[int64(st.Type)]
+		require.False(t, multigrain && (major > 6 || major == 6 && minor >= 13),
+			"Linux %s has multigrain timestamps on %s's filesystem (%#x)", kernelRelease(), tmp.parent, st.Type)
+		t.Logf("a ctime is no witness in %s (filesystem %#x, Linux %s): every check is a full one", tmp.parent, st.Type, kernelRelease())
+	}
+	for _, c := range changes {
+		t.Run(c.name, func(t *testing.T) {
+			for i := 0; i < 50; i++ {
+				tmp, err := getTMPDIR()
+				require.NoError(t, err)
+				path := tmp.path
+				assert.Equal(t, witnesses, tmp.witness != unix.Timespec{}, "a witness")
+				err = c.change(path)
+				if errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.ENOTTY) {
+					tmp.remove()
+					t.Skipf("not on this filesystem: %v", err)
+				}
+				require.NoError(t, err)
+				// What only the full check reads, made to fail it: only
+				// the lstat can pass the directory.
+				tmp.made.xattrs += "user.none=0:\x00"
+				assert.False(t, tmp.unchanged(), "round %d", i)
+				tmp.remove()
+				os.RemoveAll(path)
+				os.RemoveAll(path + ".away")
+			}
+		})
+	}
+	t.Run("none", func(t *testing.T) {
+		tmp, err := getTMPDIR()
+		require.NoError(t, err)
+		defer tmp.remove()
+		// What only the full check reads, made to fail it: the lstat
+		// alone passes the directory where the ctime is a witness.
+		tmp.made.xattrs += "user.none=0:\x00"
+		assert.Equal(t, witnesses, tmp.unchanged())
+		assert.Equal(t, unix.Timespec{}, tmp.witness, "a witness is used once")
+		assert.False(t, tmp.unchanged())
+	})
+}
