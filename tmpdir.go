@@ -125,13 +125,30 @@ func makeTMPDIR() (dir string, lock *os.File, err error) {
 
 // removeTMPDIR removes what privateTMPDIR made, if it made anything, and
 // then lets go of its lock. It does not stop at the call's timeout (about
-// 10 µs a file): after a call, it runs once the call has returned (see
-// afterCall).
+// 10 µs a file): see removeTMPDIRAtEnd.
 func removeTMPDIR(dir string) {
 	if dir == "" {
 		return
 	}
 	removeTree(dir)
+	unlockTMPDIR(dir)
+}
+
+// removeTMPDIRAtEnd is removeTMPDIR at the end of dir's call: within
+// cleanupOnPath, and what is left, once the call has returned.
+func removeTMPDIRAtEnd(dir string) {
+	if dir == "" {
+		return
+	}
+	if removeTreeWithin(dir, cleanupOnPath) != nil {
+		afterCall(func() { removeTMPDIR(dir) })
+		return
+	}
+	unlockTMPDIR(dir)
+}
+
+// unlockTMPDIR lets go of the lock of dir, which privateTMPDIR made.
+func unlockTMPDIR(dir string) {
 	if lock, ok := tmpDirLocks.LoadAndDelete(dir); ok {
 		lock.(*os.File).Close()
 	}
@@ -189,9 +206,14 @@ var tmpCleanups = struct {
 
 func init() { tmpCleanups.none.L = &tmpCleanups.Mutex }
 
-// afterCall runs clean, the emptying or removal of a call's TMPDIR, on a
-// goroutine of its own: what the command left there (a million files, say)
-// is removed once the call has returned, which its timeout bounds.
+// cleanupOnPath bounds the part of the clean-up of a call's TMPDIR done
+// before the call returns: the few files a command leaves are gone by then,
+// so that a host that exits right after the call leaves none of them (found
+// in review), but a million would hold the call past its timeout.
+const cleanupOnPath = 50 * time.Millisecond
+
+// afterCall runs clean, the rest of the emptying or removal of a call's
+// TMPDIR, on a goroutine of its own, once the call has returned.
 func afterCall(clean func()) {
 	tmpCleanups.Lock()
 	tmpCleanups.n++

@@ -156,11 +156,17 @@ func (t *callTMPDIR) release(quiet bool) {
 	t.remove()
 }
 
-// releaseLater is release once the call has returned (see afterCall).
+// releaseLater is release at the end of t's call: what the command left is
+// emptied within cleanupOnPath, and the rest of the release is done once
+// the call has returned (see afterCall).
 func (t *callTMPDIR) releaseLater(quiet bool) {
-	if t != nil {
-		afterCall(func() { t.release(quiet) })
+	if t == nil {
+		return
 	}
+	if fd := int(t.lock.Fd()); !dirEmpty(fd) {
+		emptyDir(fd, cleanupOnPath)
+	}
+	afterCall(func() { t.release(quiet) })
 }
 
 // remove removes t, unless its path names another directory now (removed
@@ -189,7 +195,7 @@ func (t *callTMPDIR) empty() bool {
 	// host's temporary directory may have put a symlink there.
 	fd := int(t.lock.Fd())
 	if !dirEmpty(fd) {
-		if emptyDir(fd); !dirEmpty(fd) {
+		if emptyDir(fd, removeTreeBudget); !dirEmpty(fd) {
 			return false
 		}
 	}
@@ -222,7 +228,8 @@ func (t *callTMPDIR) pristine() bool {
 // other reads. Any change to t since (an entry, a mode, an owner, an
 // attribute, inode flags, times) would have given it another: a ctime once
 // read moves on at the next change, however soon (see probeCtimeWitness).
-// Without a witness, or with another ctime, it is the full check.
+// Without a witness, or with another ctime, it is the full check, after a
+// touch: a change since may have been to t's times (found in review).
 func (t *callTMPDIR) unchanged() bool {
 	w := t.witness
 	t.witness = unix.Timespec{}
@@ -233,29 +240,31 @@ func (t *callTMPDIR) unchanged() bool {
 			return true
 		}
 	}
-	ok := t.pristine()
+	ok := t.touch() && t.pristine()
 	t.witness = unix.Timespec{}
 	return ok
 }
 
-// ctimeWitness holds probeCtimeWitness's answer per filesystem.
+// ctimeWitness holds probeCtimeWitness's answer per mount.
 var ctimeWitness sync.Map
 
 // probeCtimeWitness says a ctime read on the filesystem of dir (a directory
 // just made, an open descriptor) moves on at the next change, however soon:
 // multigrain timestamps (Linux 6.13 on, on ext4, XFS, btrfs and tmpfs), or
-// timestamps of full resolution. Coarse ones (those of earlier kernels, one
-// tick of 1 to 10 ms) do not: a change right after the read may keep the
-// ctime. Each filesystem (device and type) is asked once: eight changes in
-// a row, each right after a read of dir's ctime, must each give another.
+// timestamps of full resolution. Coarse ones (those of earlier kernels, and
+// of ext3 still: one tick of 1 to 10 ms) do not: a change right after the
+// read may keep the ctime. Each mount is asked once, by its unique ID
+// (Linux 6.8 on; before, the answer is no), which no later mount takes
+// (a device number is reused: found in review, an ext3 mounted where an
+// ext4 had been): eight changes in a row, each right after a read of dir's
+// ctime, must each give another.
 func probeCtimeWitness(dir int) bool {
-	var st unix.Stat_t
-	var fs unix.Statfs_t
-	if unix.Fstat(dir, &st) != nil || unix.Fstatfs(dir, &fs) != nil {
+	var stx unix.Statx_t
+	if unix.Statx(dir, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID_UNIQUE, &stx) != nil ||
+		stx.Mask&unix.STATX_MNT_ID_UNIQUE == 0 {
 		return false
 	}
-	key := [2]uint64{uint64(st.Dev), uint64(fs.Type)}
-	if v, asked := ctimeWitness.Load(key); asked {
+	if v, asked := ctimeWitness.Load(stx.Mnt_id); asked {
 		return v.(bool)
 	}
 	moves := true
@@ -270,7 +279,7 @@ func probeCtimeWitness(dir int) bool {
 			moves = false
 		}
 	}
-	ctimeWitness.Store(key, moves)
+	ctimeWitness.Store(stx.Mnt_id, moves)
 	return moves
 }
 

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -611,16 +612,15 @@ func TestTMPDIRUnchangedSeesEveryChange(t *testing.T) {
 	tmp.remove()
 	if !witnesses {
 		// Multigrain timestamps: Linux 6.13 on, for ext4, XFS, btrfs and
-		// tmpfs. Elsewhere every check is the full one.
-		var st unix.Statfs_t
-		require.NoError(t, unix.Statfs(tmp.parent, &st))
+		// tmpfs (not ext3, which the same driver mounts). Elsewhere every
+		// check is the full one.
+		fsType := mountFSType(t, tmp.parent)
 		var major, minor int
 		fmt.Sscanf(kernelRelease(), "%d.%d", &major, &minor)
-		multigrain := map[int64]bool{unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true,
-			unix.BTRFS_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true}[int64(st.Type)]
+		multigrain := slices.Contains([]string{"ext4", "xfs", "btrfs", "tmpfs"}, fsType)
 		require.False(t, multigrain && (major > 6 || major == 6 && minor >= 13),
-			"Linux %s has multigrain timestamps on %s's filesystem (%#x)", kernelRelease(), tmp.parent, st.Type)
-		t.Logf("a ctime is no witness in %s (filesystem %#x, Linux %s): every check is a full one", tmp.parent, st.Type, kernelRelease())
+			"Linux %s has multigrain timestamps on %s's filesystem (%s)", kernelRelease(), tmp.parent, fsType)
+		t.Logf("a ctime is no witness in %s (%s, Linux %s): every check is a full one", tmp.parent, fsType, kernelRelease())
 	}
 	for _, c := range changes {
 		t.Run(c.name, func(t *testing.T) {
@@ -645,6 +645,19 @@ func TestTMPDIRUnchangedSeesEveryChange(t *testing.T) {
 			}
 		})
 	}
+	t.Run("times set back", func(t *testing.T) {
+		// The ctime moved on, and the full check passes the directory,
+		// which reads no times: they are set to now again (found in review).
+		tmp, err := getTMPDIR()
+		require.NoError(t, err)
+		defer tmp.remove()
+		old := time.Unix(946684800, 0)
+		require.NoError(t, os.Chtimes(tmp.path, old, old))
+		require.True(t, tmp.unchanged())
+		fi, err := os.Stat(tmp.path)
+		require.NoError(t, err)
+		assert.WithinDuration(t, time.Now(), fi.ModTime(), time.Minute)
+	})
 	t.Run("none", func(t *testing.T) {
 		tmp, err := getTMPDIR()
 		require.NoError(t, err)
@@ -656,4 +669,71 @@ func TestTMPDIRUnchangedSeesEveryChange(t *testing.T) {
 		assert.Equal(t, unix.Timespec{}, tmp.witness, "a witness is used once")
 		assert.False(t, tmp.unchanged())
 	})
+}
+
+// mountFSType names the type of the filesystem mounted where path is, as
+// /proc/self/mountinfo does (ext3 and ext4 share a magic number).
+func mountFSType(t *testing.T, path string) string {
+	t.Helper()
+	var stx unix.Statx_t
+	require.NoError(t, unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_MNT_ID, &stx))
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 0 && fields[0] == strconv.FormatUint(stx.Mnt_id, 10) {
+			if _, after, ok := strings.Cut(line, " - "); ok {
+				return strings.Fields(after)[0]
+			}
+		}
+	}
+	return "unknown"
+}
+
+// The answer of probeCtimeWitness is kept per mount, not per device number,
+// which a later mount may take (found in review: an ext3, whose ctimes
+// are coarse, mounted where an ext4 had been, got the ext4's answer): two
+// tmpfs mounted one after the other where the device number comes back are
+// each asked.
+func TestProbeCtimeWitnessPerMount(t *testing.T) {
+	fsRequireMounts(t)
+	dir := lxRealDir(t)
+	probe := func() (dev uint64, asked bool) {
+		require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+		defer unix.Unmount(dir, unix.MNT_DETACH)
+		d := filepath.Join(dir, "d")
+		require.NoError(t, os.Mkdir(d, 0o700))
+		fd, err := unix.Open(d, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		require.NoError(t, err)
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		require.NoError(t, unix.Fstat(fd, &st))
+		var stx unix.Statx_t
+		require.NoError(t, unix.Statx(fd, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID_UNIQUE, &stx))
+		if stx.Mask&unix.STATX_MNT_ID_UNIQUE == 0 {
+			t.Skip("no unique mount IDs here (Linux 6.8 on): no ctime is a witness")
+		}
+		probeCtimeWitness(fd)
+		_, asked = ctimeWitness.Load(stx.Mnt_id)
+		return uint64(st.Dev), asked
+	}
+	dev1, asked1 := probe()
+	dev2, asked2 := probe()
+	assert.True(t, asked1)
+	assert.True(t, asked2, "the second mount (device %#x, the first's %#x) was asked too", dev2, dev1)
+}
+
+// The few files a command leaves in its TMPDIR are gone when its call
+// returns, not only later: a host that exits right after the call leaves
+// none of them behind (found in review).
+func TestTMPDIRFewFilesGoneAtReturn(t *testing.T) {
+	root := lxRealDir(t)
+	out, err := ProcessExecToolCall(context.Background(), ExecParams{
+		Command: lxSh(`printf '%s' "$TMPDIR"; cd "$TMPDIR" && mkdir -p a/b && echo secret >a/b/token && seq 1 500 | xargs touch`),
+	}, SandboxLinuxSeccomp, []string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	tmp := out.Stdout
+	require.True(t, strings.HasPrefix(tmp, os.TempDir()+"/"), "TMPDIR %q", tmp)
+	lxRequireEmptyOrAbsent(t, tmp)
+	waitTMPDIRCleanups()
 }

@@ -56,35 +56,30 @@ func ownedByMe(fi fs.FileInfo) bool {
 // change nothing (found in review). A process that escaped the call and
 // writes there still can keep the directory: the removal stops after
 // removeTreeBudget.
-func removeTree(dir string) error {
+func removeTree(dir string) error { return removeTreeWithin(dir, removeTreeBudget) }
+
+// removeTreeWithin is removeTree, stopped after budget.
+func removeTreeWithin(dir string, budget time.Duration) error {
 	if os.Remove(dir) == nil {
 		return nil
 	}
-	if err := emptyTree(dir); err != nil {
-		return err
-	}
-	return os.Remove(dir)
-}
-
-// emptyTree is removeTree but for dir itself, which it leaves empty (unless
-// the budget ran out or something could not be removed).
-func emptyTree(dir string) error {
 	top, err := openDirAt(unix.AT_FDCWD, dir)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer unix.Close(top)
-	emptyDir(top)
-	return nil
+	emptyDir(top, budget)
+	unix.Close(top)
+	return os.Remove(dir)
 }
 
-// emptyDir is emptyTree for the directory top, a descriptor.
-func emptyDir(top int) {
+// emptyDir empties the directory top, a descriptor, as removeTree does,
+// stopping after budget.
+func emptyDir(top int, budget time.Duration) {
 	var st unix.Stat_t
 	if unix.Fstat(top, &st) == nil && st.Mode&0o700 != 0o700 {
 		unix.Fchmod(top, 0o700)
 	}
-	deadline := time.Now().Add(removeTreeBudget)
+	deadline := time.Now().Add(budget)
 	var moved uint64
 	for time.Now().Before(deadline) {
 		work := dirNames(top, ".")
