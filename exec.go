@@ -358,6 +358,8 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 	if ctx.Err() != nil {
 		return ExecToolCallOutput{}, contextError("not started", ctx)
 	}
+	callsInFlight.Add(1)
+	defer callsInFlight.Add(-1)
 	var closeAfterStart, closeAtEnd []*os.File
 	defer func() {
 		for _, f := range closeAfterStart {
@@ -794,3 +796,8 @@ func (c *stdinCopier) abort() {
 		c.abortOnce.Do(func() { c.abortW.Write([]byte{0}) })
 	}
 }
+
+// callsInFlight counts the calls that execute is running: where they
+// outnumber the CPUs, a hand-off to a standby sleeps rather than spins (see
+// startFromStandby).
+var callsInFlight atomic.Int32

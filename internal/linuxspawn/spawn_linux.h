@@ -113,6 +113,7 @@ struct ls_req {
 	volatile int sb_state;
 	volatile int sb_go;
 	volatile int sb_execing;
+	int sb_sleep; // ls_standby_exec sleeps through the execve, not spins
 	char *sb_stack;
 	int sb_host_pidfd; // the host's, polled by a waiting standby; negative: none
 

@@ -210,7 +210,8 @@ int ls_standby_exec(struct ls_req *r) {
 	if (__atomic_load_n(&r->sb_state, __ATOMIC_ACQUIRE) == 1) {
 		__atomic_store_n(&r->sb_go, 1, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &r->sb_go, FUTEX_WAKE, 1, NULL, NULL, 0);
-		spin_state(r, 1, 1000000); // 1 ms: a few times the usual hand-off
+		if (!r->sb_sleep)
+			spin_state(r, 1, 1000000); // 1 ms: a few times the usual hand-off
 		wait_state(r, 1);
 	}
 	if (r->stage == LS_STAGE_NONE && r->sb_execing) {

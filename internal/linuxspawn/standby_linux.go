@@ -30,6 +30,11 @@ var StandbySupported = C.ls_standby_supported() != 0
 // directory, the signal mask and the execve to do. A standby that is never
 // used must be closed.
 type Standby struct {
+	// Sleep has Exec sleep through the command's execve rather than spin:
+	// where the CPUs have other work (more calls in flight than CPUs), the
+	// spin takes time their commands and standbys need.
+	Sleep bool
+
 	mu    sync.Mutex
 	req   *C.struct_ls_req // C memory the child reads until it execs; nil once done
 	pid   int
@@ -128,6 +133,10 @@ func (s *Standby) Exec(path string, argv, env []string, dirFD int, stdio [3]int)
 	r.envp = (**C.char)(unsafe.Add(base, uintptr(len(argv)+1)*word))
 	r.path = (*C.char)(putString(path))
 	r.dir, r.dir_fd = nil, C.int(dirFD)
+	r.sb_sleep = 0
+	if s.Sleep {
+		r.sb_sleep = 1
+	}
 	for i, fd := range stdio {
 		r.stdio[i] = C.int(fd)
 	}

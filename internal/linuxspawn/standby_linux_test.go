@@ -106,6 +106,28 @@ echo in > f && echo wrote-inside; echo out > %s/f && echo wrote-outside
 	assert.Empty(t, zombies(t))
 }
 
+// A caller that sleeps through the hand-off (Sleep) gets the same: the
+// command's output and status, or the execve's error.
+func TestStandbySleepingHandOff(t *testing.T) {
+	s, err := NewStandby(standbyAttr(t))
+	require.NoError(t, err)
+	defer s.Close()
+	s.Sleep = true
+	out, code := execStandby(t, s, "", `echo "x=$X"; exit 3`)
+	assert.Equal(t, 3, code, out)
+	assert.Equal(t, "x=from-exec\n", out)
+
+	s, err = NewStandby(standbyAttr(t))
+	require.NoError(t, err)
+	defer s.Close()
+	s.Sleep = true
+	_, _, err = s.Exec("/nonexistent/cmd", []string{"cmd"}, nil, -1, [3]int{-1, -1, -1})
+	var se *StageError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "execve", se.Stage)
+	assert.Empty(t, zombies(t))
+}
+
 func TestStandbyExecFails(t *testing.T) {
 	s, err := NewStandby(standbyAttr(t))
 	require.NoError(t, err)
