@@ -737,3 +737,27 @@ func TestTMPDIRFewFilesGoneAtReturn(t *testing.T) {
 	lxRequireEmptyOrAbsent(t, tmp)
 	waitTMPDIRCleanups()
 }
+
+// A budget holds in a directory of hundreds of thousands of names, which
+// emptyDir lists a batch at a time: the listing alone of 300,000 names
+// outlasted a 10 ms budget many times over.
+func TestEmptyDirBudgetHugeDirectory(t *testing.T) {
+	fsRequireMounts(t) // a tmpfs, where the names are made in a second
+	dir := lxRealDir(t)
+	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size=256m,nr_inodes=400k"))
+	defer unix.Unmount(dir, unix.MNT_DETACH)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	const n = 300_000
+	for i := range n {
+		require.NoError(t, unix.Mknodat(fd, strconv.Itoa(i), unix.S_IFREG|0o644, 0))
+	}
+	start := time.Now()
+	emptyDir(fd, 10*time.Millisecond)
+	took := time.Since(start)
+	assert.Less(t, took, 100*time.Millisecond, "the budget holds")
+	t.Logf("10 ms budget: returned after %v", took)
+	emptyDir(fd, time.Minute)
+	assert.True(t, dirEmpty(fd), "emptied, a batch at a time")
+}
