@@ -42,7 +42,8 @@ var mountWatchSawHook atomic.Pointer[func()]
 type mountNamespaceCache struct {
 	mu       sync.Mutex
 	entries  map[string]*sharedMountNamespace
-	mounts   int           // /proc/self/mountinfo, polled for a change; 0 before the first use
+	mounts   int           // /proc/self/mountinfo, polled for a change, once opened
+	opened   bool          // mounts is open (0 is a descriptor like any other)
 	watching bool          // watch runs
 	idle     time.Duration // how long a namespace is kept unused
 	made     int           // namespaces made, for tests
@@ -77,13 +78,9 @@ func (c *mountNamespaceCache) get(m *linuxspawn.Mounts) *sharedMountNamespace {
 	}
 	key := mountNamespaceKey(m)
 	c.mu.Lock()
-	if c.mounts == 0 {
-		fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			c.mu.Unlock()
-			return nil // asked again by the next call
-		}
-		c.mounts = fd
+	if !c.openMounts() {
+		c.mu.Unlock()
+		return nil // asked again by the next call
 	}
 	if c.hostChanged(0) {
 		c.dropAll()
@@ -209,6 +206,18 @@ func (c *mountNamespaceCache) watch() {
 
 // hostChanged says the host's mount table changed since get last looked.
 // The caller holds c.mu.
+// openMounts opens c.mounts, once; the caller holds c.mu.
+func (c *mountNamespaceCache) openMounts() bool {
+	if !c.opened {
+		fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		c.mounts, c.opened = fd, true
+	}
+	return true
+}
+
 func (c *mountNamespaceCache) hostChanged(timeout int) bool {
 	return hostMountsChanged(c.mounts, timeout)
 }

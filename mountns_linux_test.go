@@ -240,3 +240,25 @@ func mnsOpen(t *testing.T) (n int) {
 	}
 	return n
 }
+
+const closedStdinEnv = "SANDBOXEXEC_TEST_CLOSED_STDIN"
+
+// A host that closed its stdin may get descriptor 0 for the mount table the
+// kept namespaces watch: that is kept like any other, not taken for "not
+// opened yet" and opened again, which leaked a descriptor and left unseen a
+// change between the two opens (found in review).
+func TestMountNamespaceMountsOnDescriptor0(t *testing.T) {
+	if os.Getenv(closedStdinEnv) == "" {
+		lxRerunUnder(t, closedStdinEnv, "env")
+		return
+	}
+	require.NoError(t, unix.Close(0))
+	c := &mountNamespaceCache{}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.True(t, c.openMounts())
+	require.Equal(t, 0, c.mounts, "the lowest descriptor free")
+	require.True(t, c.openMounts())
+	assert.Equal(t, 0, c.mounts, "opened once")
+	unix.Close(c.mounts)
+}
