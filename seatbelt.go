@@ -436,7 +436,7 @@ func (r *seatbeltRunner) start(req *spawnRequest) (_ *child, err error) {
 	if tmp != "" {
 		release := c.release
 		c.release = func() {
-			removeTMPDIRAtEnd(tmp)
+			afterCall(func() { removeTMPDIR(tmp) })
 			if release != nil {
 				release()
 			}

@@ -125,30 +125,14 @@ func makeTMPDIR() (dir string, lock *os.File, err error) {
 
 // removeTMPDIR removes what privateTMPDIR made, if it made anything, and
 // then lets go of its lock. It does not stop at the call's timeout (about
-// 10 µs a file): see removeTMPDIRAtEnd.
+// 10 µs a file): at the end of a call, it runs once the call has returned
+// (see afterCall). Linux empties a call's TMPDIR in part before (see
+// releaseLater); macOS has no O_PATH, which that takes.
 func removeTMPDIR(dir string) {
 	if dir == "" {
 		return
 	}
 	removeTree(dir)
-	unlockTMPDIR(dir)
-}
-
-// removeTMPDIRAtEnd is removeTMPDIR at the end of dir's call: within
-// cleanupOnPath, and what is left, once the call has returned.
-func removeTMPDIRAtEnd(dir string) {
-	if dir == "" {
-		return
-	}
-	if removeTreeWithin(dir, cleanupOnPath) != nil {
-		afterCall(func() { removeTMPDIR(dir) })
-		return
-	}
-	unlockTMPDIR(dir)
-}
-
-// unlockTMPDIR lets go of the lock of dir, which privateTMPDIR made.
-func unlockTMPDIR(dir string) {
 	if lock, ok := tmpDirLocks.LoadAndDelete(dir); ok {
 		lock.(*os.File).Close()
 	}
@@ -207,9 +191,10 @@ var tmpCleanups = struct {
 func init() { tmpCleanups.none.L = &tmpCleanups.Mutex }
 
 // cleanupOnPath bounds the part of the clean-up of a call's TMPDIR done
-// before the call returns: the few files a command leaves are gone by then,
-// so that a host that exits right after the call leaves none of them (found
-// in review), but a million would hold the call past its timeout.
+// before the call returns (Linux): the few files a command leaves are gone
+// by then, so that a host that exits right after the call leaves none of
+// them (found in review), but a million would hold the call past its
+// timeout.
 const cleanupOnPath = 50 * time.Millisecond
 
 // afterCall runs clean, the rest of the emptying or removal of a call's

@@ -23,3 +23,10 @@ func lchmodDirAt(dirfd int, name string, mode uint32) error {
 	defer unix.Close(fd)
 	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode)
 }
+
+// openHeld opens name, in dirfd, whatever it is, for a descriptor that
+// keeps it (and its blocks) after its last name goes: O_PATH, which opens
+// no device or FIFO, and not through a symlink.
+func openHeld(dirfd int, name string) (int, error) {
+	return unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}

@@ -9,3 +9,7 @@ import "golang.org/x/sys/unix"
 func lchmodDirAt(dirfd int, name string, mode uint32) error {
 	return unix.Fchmodat(dirfd, name, mode, unix.AT_SYMLINK_NOFOLLOW)
 }
+
+// openHeld is not available here (no O_PATH): an emptying on a call's path
+// stops at once, and all of it is done after the call (see emptying).
+func openHeld(int, string) (int, error) { return -1, unix.ENOTSUP }

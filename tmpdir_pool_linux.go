@@ -157,16 +157,22 @@ func (t *callTMPDIR) release(quiet bool) {
 }
 
 // releaseLater is release at the end of t's call: what the command left is
-// emptied within cleanupOnPath, and the rest of the release is done once
-// the call has returned (see afterCall).
+// emptied within cleanupOnPath, as far as that stays cheap (see emptying),
+// and the rest of the release is done once the call has returned (see
+// afterCall).
 func (t *callTMPDIR) releaseLater(quiet bool) {
 	if t == nil {
 		return
 	}
-	if fd := int(t.lock.Fd()); !dirEmpty(fd) {
-		emptyDir(fd, cleanupOnPath)
+	e := &emptying{deadline: time.Now().Add(cleanupOnPath), onPath: true}
+	var st unix.Stat_t
+	if fd := int(t.lock.Fd()); unix.Fstat(fd, &st) == nil && st.Size <= onPathSmall && !dirEmpty(fd) {
+		emptyDir(fd, e)
 	}
-	afterCall(func() { t.release(quiet) })
+	afterCall(func() {
+		e.letGo()
+		t.release(quiet)
+	})
 }
 
 // remove removes t, unless its path names another directory now (removed
@@ -195,7 +201,7 @@ func (t *callTMPDIR) empty() bool {
 	// host's temporary directory may have put a symlink there.
 	fd := int(t.lock.Fd())
 	if !dirEmpty(fd) {
-		if emptyDir(fd, removeTreeBudget); !dirEmpty(fd) {
+		if emptyDir(fd, &emptying{deadline: time.Now().Add(removeTreeBudget)}); !dirEmpty(fd) {
 			return false
 		}
 	}

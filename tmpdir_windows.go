@@ -3,7 +3,6 @@ package sandboxexec
 import (
 	"io/fs"
 	"os"
-	"time"
 )
 
 // lockDir opens dir without a lock: no sandbox makes a TMPDIR of its own on
@@ -15,6 +14,3 @@ func ownedByMe(fs.FileInfo) bool { return false }
 
 // removeTree is os.RemoveAll: see lockDir.
 func removeTree(dir string) error { return os.RemoveAll(dir) }
-
-// removeTreeWithin is removeTree, which no budget stops here.
-func removeTreeWithin(dir string, _ time.Duration) error { return removeTree(dir) }
