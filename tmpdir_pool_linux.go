@@ -32,9 +32,9 @@ type callTMPDIR struct {
 	rulesets *landlock.Cache // the call's rulesets, with path among the roots
 	idle     time.Time       // when it went back to the pool
 	// witness is the ctime the last full check (see pristine) read first,
-	// where a change since would have given another (see unchanged);
-	// zero for none. ctimeMoves says the filesystem's ctimes are
-	// witnesses (see probeCtimeWitness).
+	// where a change since would have given another (see unchanged and
+	// releaseLater); zero for none. ctimeMoves says the filesystem's
+	// ctimes are witnesses (see probeCtimeWitness).
 	witness    unix.Timespec
 	ctimeMoves bool
 }
@@ -164,9 +164,20 @@ func (t *callTMPDIR) releaseLater(quiet bool) {
 	if t == nil {
 		return
 	}
-	e := &emptying{deadline: time.Now().Add(cleanupOnPath), onPath: true}
+	fd := int(t.lock.Fd())
 	var st unix.Stat_t
-	if fd := int(t.lock.Fd()); unix.Fstat(fd, &st) == nil && st.Size <= onPathSmall && !dirEmpty(fd) {
+	statErr := unix.Fstat(fd, &st)
+	if w := t.witness; quiet && w != (unix.Timespec{}) && statErr == nil && st.Ctim == w {
+		// The command left t as its call took it: a change would have
+		// given it another ctime (see unchanged).
+		if !tmpDirs.put(t) {
+			afterCall(t.remove)
+		}
+		return
+	}
+	t.witness = unix.Timespec{}
+	e := &emptying{deadline: time.Now().Add(cleanupOnPath), onPath: true}
+	if statErr == nil && st.Size <= onPathSmall && !dirEmpty(fd) {
 		emptyDir(fd, e)
 	}
 	afterCall(func() {
@@ -236,19 +247,16 @@ func (t *callTMPDIR) pristine() bool {
 // read moves on at the next change, however soon (see probeCtimeWitness).
 // Without a witness, or with another ctime, it is the full check, after a
 // touch: a change since may have been to t's times (found in review).
+// The witness stays for the release (see releaseLater).
 func (t *callTMPDIR) unchanged() bool {
-	w := t.witness
-	t.witness = unix.Timespec{}
-	if w != (unix.Timespec{}) {
+	if w := t.witness; w != (unix.Timespec{}) {
 		st, ok := t.named()
 		if ok && st.Ctim == w && st.Mode == t.made.mode && st.Uid == t.made.uid && st.Gid == t.made.gid &&
 			uint64(st.Nlink) == t.made.nlink && st.Size == t.made.size {
 			return true
 		}
 	}
-	ok := t.touch() && t.pristine()
-	t.witness = unix.Timespec{}
-	return ok
+	return t.touch() && t.pristine()
 }
 
 // ctimeWitness holds probeCtimeWitness's answer per mount.

@@ -666,8 +666,7 @@ func TestTMPDIRUnchangedSeesEveryChange(t *testing.T) {
 		// alone passes the directory where the ctime is a witness.
 		tmp.made.xattrs += "user.none=0:\x00"
 		assert.Equal(t, witnesses, tmp.unchanged())
-		assert.Equal(t, unix.Timespec{}, tmp.witness, "a witness is used once")
-		assert.False(t, tmp.unchanged())
+		assert.Equal(t, witnesses, tmp.witness != unix.Timespec{}, "kept for the release")
 	})
 }
 
@@ -807,4 +806,54 @@ func TestEmptyDirOnPathStaysCheap(t *testing.T) {
 	assert.FileExists(t, filepath.Join(hollow, "a-long-name-that-takes-room-0"), "left for later")
 	emptyDir(fd, &emptying{deadline: time.Now().Add(time.Minute)})
 	assert.True(t, dirEmpty(fd))
+}
+
+// A TMPDIR its command left as the call took it goes back to the pool at
+// the call's end in one fstat, by the ctime its take read: at once, not
+// after the call. One the command changed is checked in full after the
+// call, and kept only if it is empty and as made; none is kept where a
+// process of the call may be left.
+func TestTMPDIRReleaseUnchangedAtOnce(t *testing.T) {
+	requireTMPDIRKept(t)
+	sbOff(t) // the standbys take TMPDIRs from the pool too
+	t.Setenv("TMPDIR", lxRealDir(t))
+	tmpDropKept()
+	t.Cleanup(tmpDropKept)
+	inPool := func(x *callTMPDIR) bool {
+		tmpDirs.mu.Lock()
+		defer tmpDirs.mu.Unlock()
+		return slices.Contains(tmpDirs.idle, x)
+	}
+	take := func() *callTMPDIR {
+		tmp, err := getTMPDIR()
+		require.NoError(t, err)
+		if !tmp.ctimeMoves {
+			tmp.remove()
+			t.Skip("a ctime is no witness here (see TestTMPDIRUnchangedSeesEveryChange)")
+		}
+		return tmp
+	}
+
+	tmp := take()
+	tmp.releaseLater(true)
+	assert.True(t, inPool(tmp), "back at once")
+
+	tmp = take()
+	require.NoError(t, os.WriteFile(filepath.Join(tmp.path, "f"), nil, 0o600))
+	require.NoError(t, os.Remove(filepath.Join(tmp.path, "f")))
+	tmp.releaseLater(true)
+	waitTMPDIRCleanups()
+	assert.True(t, inPool(tmp), "empty and as made, once checked")
+
+	tmp = take()
+	require.NoError(t, os.Chmod(tmp.path, 0o750))
+	tmp.releaseLater(true)
+	waitTMPDIRCleanups()
+	assert.False(t, inPool(tmp), "changed")
+	assert.NoDirExists(t, tmp.path)
+
+	tmp = take()
+	tmp.releaseLater(false)
+	waitTMPDIRCleanups()
+	assert.False(t, inPool(tmp), "a process of the call may be left")
 }
