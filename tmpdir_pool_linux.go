@@ -223,11 +223,22 @@ func (t *callTMPDIR) empty() bool {
 // pristine says t, kept, may go to a new call: its path still names it, and
 // it is empty and as it was made. A call whose roots hold the host's
 // temporary directory may have written in it while it was kept.
+//
+// The first look (the path's lstat) gives the identity and the ctime that
+// each later read must still see; the state is read after it. One stat can
+// return a mode, an owner or a size from before a change with the ctime
+// from after it (the kernel writes the ctime last, and reads it last): a
+// chmod racing the lstat passed the check with its own ctime as the
+// witness (found in review).
 func (t *callTMPDIR) pristine() bool {
 	t.witness = unix.Timespec{}
 	fd := int(t.lock.Fd())
-	st, ok := t.named()
+	first, ok := t.named()
 	if !ok || !dirEmpty(fd) {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Ctim != first.Ctim {
 		return false
 	}
 	s, err := tmpDirStateOf(&st, fd)
@@ -235,7 +246,7 @@ func (t *callTMPDIR) pristine() bool {
 		return false
 	}
 	if t.ctimeMoves {
-		t.witness = st.Ctim
+		t.witness = first.Ctim
 	}
 	return true
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -856,4 +857,68 @@ func TestTMPDIRReleaseUnchangedAtOnce(t *testing.T) {
 	tmp.releaseLater(false)
 	waitTMPDIRCleanups()
 	assert.False(t, inPool(tmp), "a process of the call may be left")
+}
+
+// A check that passes a TMPDIR leaves no witness that a changed directory
+// still shows, under a chmod racing it (from a call whose roots hold the
+// host's temporary directory). One stat can give the mode from before a
+// change with the ctime from after it: where the whole chmod fell between
+// the reads of the check's first look (found in review, by reading the
+// kernel), the check passed the mode made with the chmod's ctime as its
+// witness. This race did not catch that in three runs of the code before;
+// it guards the protocol that closes it.
+func TestTMPDIRWitnessOfTheStateChecked(t *testing.T) {
+	requireTMPDIRKept(t)
+	sbOff(t)
+	t.Setenv("TMPDIR", lxRealDir(t))
+	tmp, err := getTMPDIR()
+	require.NoError(t, err)
+	defer tmp.remove()
+	if !tmp.ctimeMoves {
+		t.Skip("a ctime is no witness here (see TestTMPDIRUnchangedSeesEveryChange)")
+	}
+	made := tmp.made.mode & 0o7777
+	// A chmod away from the mode made and back, over and over, paused
+	// after each check that passes, once the chmod under way is done.
+	var pause atomic.Bool
+	idle, resume, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		for away := true; ; away = !away {
+			if pause.Load() {
+				idle <- struct{}{}
+				select {
+				case <-resume:
+				case <-stop:
+					return
+				}
+			}
+			mode := made
+			if away {
+				mode = made ^ 0o050
+			}
+			unix.Chmod(tmp.path, mode)
+		}
+	}()
+	passed, left := 0, 0
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		if !tmp.pristine() {
+			continue
+		}
+		passed++
+		pause.Store(true)
+		<-idle
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(tmp.path, &st))
+		if st.Ctim == tmp.witness && st.Mode&0o7777 != made {
+			left++
+		}
+		pause.Store(false)
+		resume <- struct{}{}
+	}
+	pause.Store(true)
+	<-idle
+	close(stop)
+	require.NoError(t, unix.Chmod(tmp.path, made))
+	t.Logf("%d checks passed", passed)
+	assert.Zero(t, left, "a directory chmodded away from its mode, with the check's witness as its ctime")
 }
