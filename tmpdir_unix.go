@@ -109,7 +109,7 @@ func (e *emptying) list(fd int, name string) []string {
 func (e *emptying) remove(dirfd int, name string) bool {
 	var st unix.Stat_t
 	if !e.onPath || unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Blocks*512 <= onPathSmall {
-		return unix.Unlinkat(dirfd, name, 0) == nil || unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR) == nil
+		return unlinkAny(dirfd, name)
 	}
 	if len(e.held) >= onPathHeld {
 		e.stopped = true
@@ -120,12 +120,17 @@ func (e *emptying) remove(dirfd int, name string) bool {
 		e.stopped = err != unix.ENOENT
 		return false
 	}
-	if unix.Unlinkat(dirfd, name, 0) == nil || unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR) == nil {
+	if unlinkAny(dirfd, name) {
 		e.held = append(e.held, fd)
 		return true
 	}
 	unix.Close(fd)
 	return false
+}
+
+// unlinkAny removes name, in dirfd: a file, or an empty directory.
+func unlinkAny(dirfd int, name string) bool {
+	return unix.Unlinkat(dirfd, name, 0) == nil || unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR) == nil
 }
 
 // letGo closes the descriptors e held, which frees the blocks of what it
