@@ -731,7 +731,7 @@ func (c *stdinCopier) begin() {
 			if c.srcFD != -1 {
 				copyFromFD(c.w, c.srcFD, c.aborted)
 			} else {
-				io.Copy(c.w, c.src)
+				io.Copy(c.w, untilCallOver{c})
 			}
 			panicked = false
 		}()
@@ -753,6 +753,25 @@ func (c *stdinCopier) begin() {
 			panic(p)
 		}
 	}()
+}
+
+// untilCallOver reads the copier's src, and ends the copy once the call is
+// over at a read that gave nothing: a reader that returns (0, nil) for good
+// would otherwise keep the copy's goroutine spinning after the call, since
+// only a write sees that the pipe is closed.
+type untilCallOver struct{ c *stdinCopier }
+
+func (u untilCallOver) Read(p []byte) (int, error) {
+	n, err := u.c.src.Read(p)
+	if n == 0 && err == nil {
+		u.c.mu.Lock()
+		over := u.c.callOver
+		u.c.mu.Unlock()
+		if over {
+			return 0, io.ErrClosedPipe
+		}
+	}
+	return n, err
 }
 
 // blockedCopyWait bounds finish's wait for a copy from a file whose read

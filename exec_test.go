@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -722,6 +723,33 @@ func TestExecStdin(t *testing.T) {
 		assert.Equal(t, "done\n", out.Stdout)
 		assert.Less(t, elapsed, 2*time.Second)
 	})
+	t.Run("reader that returns nothing for good", func(t *testing.T) {
+		t.Parallel()
+		r := &emptyReader{}
+		out, _, err := engRun(t, engCmd("echo", "done"), WithStdin(r))
+		require.NoError(t, err)
+		assert.Equal(t, "done\n", out.Stdout)
+		// The copy stops calling Read soon after the call: a spinning
+		// goroutine would go on for good.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			before := r.reads.Load()
+			time.Sleep(20 * time.Millisecond)
+			if r.reads.Load() == before {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "the copy still reads stdin after the call (%d reads)", r.reads.Load())
+		}
+	})
+}
+
+// emptyReader returns (0, nil) from every Read, which io.Reader discourages
+// but allows.
+type emptyReader struct{ reads atomic.Int64 }
+
+func (r *emptyReader) Read([]byte) (int, error) {
+	r.reads.Add(1)
+	return 0, nil
 }
 
 // TestExecStdinDefault checks that without WithStdin the command reads the
