@@ -158,6 +158,11 @@ func readSOCKSRequest(r io.Reader) (host string, port uint16, rep byte, err erro
 		if host, err = readSOCKSString(r); err != nil {
 			return "", 0, repSucceeded, err
 		}
+		if host == "" {
+			// A malformed request, as an HTTP one without a host: no
+			// destination to list in Denied.
+			return "", 0, repFailure, errors.New("SOCKS domain name of length 0")
+		}
 	default:
 		return "", 0, repNoAddrType, fmt.Errorf("SOCKS address type %d", head[3])
 	}

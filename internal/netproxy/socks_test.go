@@ -74,6 +74,8 @@ func TestSOCKS5(t *testing.T) {
 	assert.Equal(t, byte(repNotAllowed), rep, "a wildcard never leads to loopback")
 	rep, _ = socks(t, addr, User, p.token, 9, domain("allowed.test"), port16)
 	assert.Equal(t, byte(repNoAddrType), rep)
+	rep, _ = socks(t, addr, User, p.token, socksDomain, domain(""), port16)
+	assert.Equal(t, byte(repFailure), rep, "an empty name is a malformed request, not a destination")
 
 	p16 := port(plain)
 	assert.Equal(t, []string{"127.0.0.1:" + p16, "[::1]:" + p16, "other.test:" + p16, "a.wild.test:" + p16}, p.Denied())
@@ -97,6 +99,9 @@ func TestReadSOCKSRequest(t *testing.T) {
 	_, _, rep, err := readSOCKSRequest(bytes.NewReader([]byte{5, 2, 0, 1, 1, 2, 3, 4, 0, 80}))
 	assert.Error(t, err)
 	assert.Equal(t, byte(repNoCommand), rep, "BIND is not served")
+	_, _, rep, err = readSOCKSRequest(bytes.NewReader([]byte{5, 1, 0, 3, 0, 0, 80}))
+	assert.Error(t, err)
+	assert.Equal(t, byte(repFailure), rep, "an empty name is no destination")
 	_, _, rep, err = readSOCKSRequest(strings.NewReader("\x05\x01\x00\x03\x09short"))
 	assert.Error(t, err)
 	assert.Equal(t, byte(0), rep, "a truncated request gets no reply")
