@@ -3,7 +3,6 @@ package sandboxexec
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -324,13 +323,3 @@ func underlying(err error) error {
 
 // rawRead never runs on Windows, whose pipes have no read deadlines.
 func rawRead(uintptr, []byte) (int, error) { return 0, nil }
-
-// confinedStdin is never asked for on Windows, where every call is
-// unconfined.
-func confinedStdin(f *os.File, _ bool) (*os.File, *stdinCopier, func(), error) {
-	return f, nil, nil, nil
-}
-
-func copyFromFD(io.Writer, int, *os.File) {}
-
-func closeFD(int) {}
