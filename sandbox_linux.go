@@ -335,6 +335,9 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		return nil, err
 	}
 	if group != nil {
+		if r.writesCgroups() {
+			group.Expose()
+		}
 		attr.CgroupProcsFD = group.ProcsFD()
 	} else {
 		attr.Rlimits = append(attr.Rlimits, linuxspawn.Rlimit{Resource: unix.RLIMIT_NPROC, Cur: r.maxProcesses(), Max: r.maxProcesses()})
@@ -555,6 +558,22 @@ func (r *linuxRunner) newCgroup() (*cgroup.Group, error) {
 		return nil, fmt.Errorf("%w: pids cgroup: %v", ErrSandboxUnavailable, err)
 	}
 	return g, nil
+}
+
+// writesCgroups says the command may write this host's cgroup files: the
+// file system is writable to it (no read-only view, a root above or in
+// the groups' directory), or nothing but the mounts would stop it (no
+// Landlock). Its group is then exposed (see cgroup.Group.Expose).
+func (r *linuxRunner) writesCgroups() bool {
+	if !r.readOnlyView() || r.abi == 0 {
+		return true
+	}
+	m := cgroups()
+	if m == nil {
+		return false
+	}
+	dir := m.Dir()
+	return slices.ContainsFunc(r.roots, func(root string) bool { return pathWithin(dir, root) || pathWithin(root, dir) })
 }
 
 // environ adds the sandbox's variables, and a TMPDIR the command may write

@@ -170,7 +170,9 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*chil
 		}
 		env = setEnv(env, "TMPDIR", s.tmp.path)
 	}
-	if !r.standbyCurrent(s) {
+	// Its group was set when it was made: a command that has ended since
+	// may have changed it.
+	if !r.standbyCurrent(s) || s.group.Refresh() != nil {
 		s.discard()
 		return nil, nil
 	}
@@ -213,6 +215,9 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*chil
 	// wake-up the spin saves: 8 in flight made 5% more calls a second
 	// sleeping (docs/performance.md).
 	s.sb.Sleep = callsInFlight.Load() > int32(runtime.NumCPU())
+	if r.writesCgroups() {
+		s.group.Expose()
+	}
 	pid, pidfd, err := s.sb.Exec(req.path, req.argv, env, dirFD, stdio)
 	if err != nil {
 		// The spawn that follows reports what is wrong with the call; a

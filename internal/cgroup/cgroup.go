@@ -45,6 +45,20 @@ type Manager struct {
 
 	mu   sync.Mutex
 	idle []*Group // empty groups, ready for New
+
+	// exposures counts the calls, ended, whose commands could write this
+	// host's cgroup files (see Group.Expose); dirExposures is its value
+	// when the directory's own settings were last set, under mu.
+	exposures    atomic.Uint64
+	dirExposures uint64
+}
+
+// Dir is the directory below which this host's groups, and other hosts',
+// are made: a command that may write there may write their files.
+func (m *Manager) Dir() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return filepath.Dir(m.dir)
 }
 
 // PoolSize is how many empty groups a Manager keeps for reuse.
@@ -261,6 +275,10 @@ type Group struct {
 	dir     string
 	v2      bool
 	maxPids int // what pids.max was last set to
+	// exposures is the manager's count when the group's settings were
+	// last set; exposed says its own command could write them.
+	exposures uint64
+	exposed   bool
 	// procs is cgroup.procs, open for the child to write "0" to, and kept
 	// open while the group is kept for reuse (an open and a close cost the
 	// host more than the rest of New); -1 when closed. procsIno is its
@@ -273,6 +291,10 @@ type Group struct {
 // and threads) at once: one kept by Release when there is one, otherwise a
 // new one.
 func (m *Manager) New(maxPids int) (*Group, error) {
+	n := m.exposures.Load()
+	if err := m.resetDir(n); err != nil { // a new group's limits are below it
+		return nil, err
+	}
 	m.mu.Lock()
 	var g *Group
 	if n := len(m.idle); n > 0 {
@@ -290,7 +312,7 @@ func (m *Manager) New(maxPids int) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	g = &Group{m: m, dir: dir, v2: m.v2, procs: -1}
+	g = &Group{m: m, dir: dir, v2: m.v2, procs: -1, exposures: n}
 	if err := g.prepare(maxPids); err != nil {
 		g.Remove()
 		return nil, err
@@ -319,14 +341,11 @@ func (m *Manager) mkdirGroup() (string, error) {
 	return dir, os.Mkdir(dir, 0o755)
 }
 
-// prepare sets the limit (where it changed) and opens cgroup.procs, unless
-// it is open still.
+// prepare sets the limit (where it changed, or may have: see Expose) and
+// opens cgroup.procs, unless it is open still.
 func (g *Group) prepare(maxPids int) error {
-	if g.maxPids != maxPids {
-		if err := os.WriteFile(filepath.Join(g.dir, "pids.max"), []byte(strconv.Itoa(maxPids)), 0); err != nil {
-			return err
-		}
-		g.maxPids = maxPids
+	if err := g.setLimits(maxPids); err != nil {
+		return err
 	}
 	path := filepath.Join(g.dir, "cgroup.procs")
 	if g.procs >= 0 {
@@ -351,6 +370,93 @@ func (g *Group) prepare(maxPids int) error {
 	}
 	g.procs, g.procsIno = fd, st.Ino
 	return nil
+}
+
+// setLimits writes pids.max where it is not maxPids, or where a command that
+// could write it has ended since it was written: then also the settings
+// such a command could have changed to stop later calls (cgroup.freeze),
+// here and in this host's directory.
+func (g *Group) setLimits(maxPids int) error {
+	m, n := g.m, g.m.exposures.Load()
+	if g.maxPids == maxPids && g.exposures == n {
+		return nil
+	}
+	if g.exposures != n {
+		if err := m.resetDir(n); err != nil {
+			return err
+		}
+		if err := resetFreeze(g.dir, g.v2); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(g.dir, "pids.max"), []byte(strconv.Itoa(maxPids)), 0); err != nil {
+		return err
+	}
+	g.maxPids, g.exposures = maxPids, n
+	return nil
+}
+
+// resetDir sets this host's directory as newManager made it (no limit of
+// its own, not frozen, the pids controller handed down), once for each
+// count n of exposures.
+func (m *Manager) resetDir(n uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dirExposures == n {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "pids.max"), []byte("max"), 0); err != nil {
+		return err
+	}
+	if err := resetFreeze(m.dir, m.v2); err != nil {
+		return err
+	}
+	if m.v2 {
+		if err := os.WriteFile(filepath.Join(m.dir, "cgroup.subtree_control"), []byte("+pids"), 0); err != nil {
+			return err
+		}
+	}
+	m.dirExposures = n
+	return nil
+}
+
+// resetFreeze thaws a cgroup v2 group; v1's pids hierarchy has no freezer.
+func resetFreeze(dir string, v2 bool) error {
+	if !v2 {
+		return nil
+	}
+	err := os.WriteFile(filepath.Join(dir, "cgroup.freeze"), []byte("0"), 0)
+	if errors.Is(err, fs.ErrNotExist) { // before Linux 5.2
+		return nil
+	}
+	return err
+}
+
+// Expose says the group's command can write this host's cgroup files (the
+// cgroup file system is writable to it): its group's limit, the pool's,
+// the host's directory's. Once the group is released, every group set
+// before has its settings written again at its next use (New, Refresh):
+// what such a command changed does not reach a later call. What it
+// changes in another call's group while both run does (see docs/linux.md).
+func (g *Group) Expose() { g.exposed = true }
+
+// Refresh writes the group's settings again where a command that could
+// have changed them has ended since they were written (see Expose): for a
+// group set well before its call starts.
+func (g *Group) Refresh() error {
+	if g.m == nil || g.exposures == g.m.exposures.Load() {
+		return nil
+	}
+	return g.setLimits(g.maxPids)
+}
+
+// ended counts the end of an exposed group's command (see Expose), before
+// the group can be used again.
+func (g *Group) ended() {
+	if g.exposed && g.m != nil {
+		g.exposed = false
+		g.m.exposures.Add(1)
+	}
 }
 
 // ProcsFD is the descriptor of the open cgroup.procs file. It stays open
@@ -385,12 +491,14 @@ func (g *Group) ReleaseEmpty() {
 	}
 }
 
-// keep puts the group in its manager's pool if there is room.
+// keep puts the group in its manager's pool if there is room. The group
+// is empty: an exposed one's command has ended.
 func (g *Group) keep() bool {
 	m := g.m
 	if m == nil {
 		return false
 	}
+	g.ended()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.idle) >= PoolSize {
@@ -500,6 +608,7 @@ func readRaw(path string) ([]byte, error) {
 // file system can make them and move into them, out of the group's own
 // cgroup.procs). It gives up on a group this process may not remove.
 func (g *Group) Remove() {
+	defer g.ended() // its processes killed, if it could
 	g.CloseProcs()
 	for i := 0; i < 100; i++ {
 		err := os.Remove(g.dir)

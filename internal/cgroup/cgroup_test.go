@@ -346,3 +346,68 @@ func TestRemoveGroupWithChildCgroups(t *testing.T) {
 	_, err = os.Stat(g.dir)
 	require.True(t, os.IsNotExist(err), "the group and the cgroups inside it are gone: %v", err)
 }
+
+// Once an exposed group is released, what its command could have written
+// is set again: a kept group's limit at New, a group in use at Refresh, the
+// host directory's limit; until then nothing is written again.
+func TestExposedGroupSettingsSetAgain(t *testing.T) {
+	m := openOrSkip(t)
+	read := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "pids.max"))
+		require.NoError(t, err)
+		return strings.TrimSpace(string(b))
+	}
+	write := func(dir, v string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "pids.max"), []byte(v), 0))
+	}
+	kept, err := m.New(8)
+	require.NoError(t, err)
+	kept.Release()
+	inUse, err := m.New(8)
+	require.NoError(t, err)
+	defer inUse.Remove()
+	exposed, err := m.New(8)
+	require.NoError(t, err)
+	exposed.Expose()
+
+	// Its command changes them all.
+	write(kept.dir, "max")
+	write(inUse.dir, "max")
+	write(m.dir, "1")
+	require.NoError(t, inUse.Refresh())
+	require.Equal(t, "max", read(inUse.dir), "not written again while the command may run")
+
+	exposed.Release()
+	require.NoError(t, inUse.Refresh())
+	require.Equal(t, "8", read(inUse.dir), "a group in use, at Refresh")
+	require.Equal(t, "max", read(m.dir), "the host's directory")
+	g, err := m.New(8)
+	require.NoError(t, err)
+	defer g.Remove()
+	require.Contains(t, []string{kept.dir, exposed.dir}, g.dir, "a kept group")
+	require.Equal(t, "8", read(g.dir), "a kept group, at New")
+	g2, err := m.New(8)
+	require.NoError(t, err)
+	defer g2.Remove()
+	require.Equal(t, "8", read(g2.dir), "the other kept group, at New")
+
+	// Released unexposed, a group is trusted as it was set.
+	write(inUse.dir, "max")
+	require.NoError(t, inUse.Refresh())
+	require.Equal(t, "max", read(inUse.dir), "no exposed group ended since")
+
+	// With no group kept, a new one is made below a directory set again.
+	for _, g := range m.idle {
+		g.Remove()
+	}
+	m.idle = nil
+	exposed, err = m.New(8)
+	require.NoError(t, err)
+	exposed.Expose()
+	write(m.dir, "1")
+	exposed.Remove()
+	g3, err := m.New(8)
+	require.NoError(t, err)
+	defer g3.Remove()
+	require.Equal(t, "max", read(m.dir), "the host's directory, at a New that makes a group")
+}
