@@ -53,11 +53,19 @@ type SandboxDeniedError struct {
 	Output ExecToolCallOutput
 }
 
+// Error says how the command ended and what made it look denied, such as
+// `sandboxexec: command exited with code 1, likely denied by the sandbox:
+// its stderr says "read-only file system"`.
 func (e *SandboxDeniedError) Error() string {
+	how := fmt.Sprintf("exited with code %d", e.Output.ExitCode)
 	if e.Output.Signal != "" {
-		return fmt.Sprintf("sandboxexec: command killed by %s, likely denied by the sandbox", e.Output.Signal)
+		how = "killed by " + e.Output.Signal
 	}
-	return fmt.Sprintf("sandboxexec: command exited with code %d, likely denied by the sandbox", e.Output.ExitCode)
+	msg := "sandboxexec: command " + how + ", likely denied by the sandbox"
+	if why := denialReason(e.Output); why != "" {
+		msg += ": " + why
+	}
+	return msg
 }
 
 // TimeoutExitCode is the ExitCode of a call that hit its timeout, as GNU
