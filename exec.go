@@ -85,7 +85,7 @@ type ExecToolCallOutput struct {
 	// signal N (on Unix); TimeoutExitCode when the call timed out. Where the
 	// command is its PID namespace's init (SandboxLinuxSeccomp), signals
 	// without a handler that it or its own processes send it, abort()'s
-	// SIGABRT included, are ignored: see the README's "As pid 1".
+	// SIGABRT included, are ignored: see "As pid 1" in docs/linux.md.
 	ExitCode int `json:"exit_code"`
 	// Stdout and Stderr are the kept bytes of each stream (see
 	// MaxStreamOutput), invalid UTF-8 replaced by U+FFFD.
@@ -164,8 +164,8 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     WithStdin, returns an error too. So does, on Windows, a batch file
 //     (.bat, .cmd: npm and npx are such shims) given an argument with a
 //     character that cmd.exe, which runs it, could read as a command (&, |,
-//     %, a double quote...: see the README's "Windows"). Nothing is run in
-//     these cases.
+//     %, a double quote...: see "Batch files" in docs/windows.md). Nothing
+//     is run in these cases.
 //   - A sandbox this OS or kernel cannot apply returns an error wrapping
 //     ErrSandboxUnavailable; nothing is run.
 //   - The command's exit code, whatever it is, is not an error, except
