@@ -355,7 +355,23 @@ func WithLiveOutput(stdout, stderr io.Writer) Option {
 // contains KEY, SECRET, TOKEN or PASSWORD, in any case. WithEnv(nil) is an
 // empty environment, unlike a nil Cmd.Env in os/exec, which inherits the
 // host's: a mistake then fails to run rather than hand the host's variables
-// on. Sandboxed runners add a few variables of their own (see the README).
+// on.
+//
+// With or without WithEnv, a sandboxed runner sets these over what the
+// environment holds, so that the command can tell where it runs and reaches
+// what the policy allows:
+//   - EnvSandbox ("linux" or "seatbelt"), and EnvNetworkDisabled ("1")
+//     unless the policy has NetworkAccess; a given value that would claim
+//     otherwise is removed.
+//   - TMPDIR, a new directory of the call's own, where the call has
+//     writable roots, no FullDiskWriteAccess, and a temporary directory
+//     (TMPDIR, else /tmp) below none of its roots.
+//   - With AllowedDomains, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY and their
+//     lower-case twins, pointing at the call's proxy; NO_PROXY and no_proxy
+//     are removed.
+//
+// SandboxNone sets none of them (see EnvSandbox for a host that is itself
+// sandboxed).
 func WithEnv(env []string) Option {
 	return func(c *config) { c.env, c.envSet = append([]string(nil), env...), true }
 }
