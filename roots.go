@@ -240,6 +240,9 @@ func withSandboxEnv(env []string, sandbox string, noNetwork bool) []string {
 const (
 	// EnvSandbox names the sandbox: "linux" or "seatbelt".
 	EnvSandbox = "SANDBOXEXEC_SANDBOX"
-	// EnvNetworkDisabled is "1" when the policy gives no network.
+	// EnvNetworkDisabled is "1" unless the policy has NetworkAccess: under
+	// AllowedDomains too, where the command reaches the network only through
+	// the call's proxy, so a test suite that skips its network tests on it
+	// skips them there as well.
 	EnvNetworkDisabled = "SANDBOXEXEC_NETWORK_DISABLED"
 )
