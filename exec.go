@@ -2,10 +2,10 @@
 // with a timeout, cancellation and bounded output capture.
 //
 // The one entry point is ProcessExecToolCall. It starts the command in its own
-// process group with stdin on the null device, drains stdout and stderr
-// concurrently through capped captures, and returns when the command has
-// exited (or was killed for its timeout or its context) and every process
-// left in its group has been killed.
+// process group with stdin on the null device by default (see WithStdin),
+// drains stdout and stderr concurrently through capped captures, and
+// returns when the command has exited (or was killed for its timeout or its
+// context) and every process left in its group has been killed.
 //
 // The sandbox is chosen by SandboxType (PlatformSandbox gives this OS's) and
 // shaped by the writable roots and a SandboxPolicy, whose zero value allows
@@ -187,11 +187,12 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     die) returns what was read and an error that says so, after a timeout
 //     too: its exit status is unknown and it may be alive yet.
 //
-// writableRoots and policy apply to sandboxed runs only. SandboxNone (the
-// only type on Windows) ignores the roots, ReadOnlySubpaths and DenyRead,
-// but still refuses a policy with a bad name or path, and refuses
-// AllowedDomains with ErrSandboxUnavailable, since nothing would hold the
-// command to the proxy.
+// writableRoots and policy apply to sandboxed runs only. A relative root, a
+// file or a symlink loop is an error; a root that does not exist is skipped.
+// SandboxNone (the only type on Windows) ignores the roots, ReadOnlySubpaths
+// and DenyRead, but still refuses a policy with a bad name or path, and
+// refuses AllowedDomains with ErrSandboxUnavailable, since nothing would
+// hold the command to the proxy.
 func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType SandboxType,
 	writableRoots []string, policy SandboxPolicy, opts ...Option) (ExecToolCallOutput, error) {
 	if ctx == nil {
