@@ -234,7 +234,7 @@ func selectRunner(ctx context.Context, t SandboxType, writableRoots []string, po
 		if len(policy.AllowedDomains) > 0 {
 			// The plain runner has no way to hold the command to the
 			// proxy: never a silent run with the whole network.
-			return nil, fmt.Errorf("%w: AllowedDomains needs a sandbox that confines the network; %v has none", ErrSandboxUnavailable, t)
+			return nil, fmt.Errorf("%w: AllowedDomains needs a sandbox that confines the network; SandboxNone confines nothing: use PlatformSandbox() on Linux or macOS", ErrSandboxUnavailable)
 		}
 		return plainRunner{}, nil
 	case SandboxMacosSeatbelt, SandboxLinuxSeccomp:

@@ -80,7 +80,7 @@ func NormalizeHost(s string) (string, error) {
 		return "", errIPLiteral
 	}
 	if i := strings.IndexAny(s, ":/?#@*[] \t\r\n\\"); i >= 0 {
-		return "", fmt.Errorf("%q is not allowed in a host name (no scheme, port, path or wildcard here)", s[i])
+		return "", fmt.Errorf("%q is not allowed in a host name (no scheme, port or path; the one wildcard is a pattern's leading \"*.\")", s[i])
 	}
 	name := strings.TrimSuffix(s, ".")
 	ascii, err := hostNames.ToASCII(name)
