@@ -225,7 +225,7 @@ func runWith(ctx context.Context, execToolCall execFunc, args []string, stdin io
 		fmt.Fprintf(stderr, "sandboxrun: %v, the command was killed\n", stopped.sig)
 		return 128 + int(stopped.sig)
 	case denied != nil:
-		fmt.Fprintf(stderr, "sandboxrun: the %v sandbox likely refused the command an action (%v)\n", sandboxType, err)
+		fmt.Fprintf(stderr, "sandboxrun: the command likely failed because the %v sandbox refused it an action (%v)\n", sandboxType, err)
 	case out.TimedOut && err != nil:
 		fmt.Fprintf(stderr, "sandboxrun: timed out, the command was killed (%v)\n", err)
 	case out.TimedOut:
