@@ -145,7 +145,7 @@ attempt("keyctl", lambda: check(libc.syscall(250, 0, 0)))
 }
 
 // /dev/shm is the host's, and writable only as a root: POSIX semaphores
-// (Python's multiprocessing.Lock) fail without it, as the README says.
+// (Python's multiprocessing.Lock) fail without it, as docs/linux.md says.
 func TestLinuxDevShm(t *testing.T) {
 	requireSandbox(t)
 	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {

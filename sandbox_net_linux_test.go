@@ -93,7 +93,7 @@ attempt("packet", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0))
 // the sandbox whatever the policy (found in review: the network opened
 // them). The command's own still work. A pathname socket of the host's is
 // reachable with the network (Landlock covers those from ABI 9): the
-// documented gap, checked here so that the README stays true.
+// documented gap, checked here so that docs/linux.md stays true.
 func TestLinuxNetworkAccessUnixSockets(t *testing.T) {
 	s := requireSandbox(t)
 	if s.LandlockABI < 6 {
@@ -137,7 +137,7 @@ attempt("host_pathname", lambda: connect(sys.argv[2]))
 `, name, filepath.Join(sockDir, "s"))
 	assert.Equal(t, "EPERM", res["host_abstract"], out.Stdout)
 	assert.Equal(t, "OK", res["own_abstract"], out.Stdout)
-	assert.Equal(t, "OK", res["host_pathname"], "the README's gap: %s", out.Stdout)
+	assert.Equal(t, "OK", res["host_pathname"], "docs/linux.md's gap: %s", out.Stdout)
 }
 
 func TestLinuxUnixSockets(t *testing.T) {

@@ -491,7 +491,7 @@ func TestLinuxTracerHoldsExitPastTimeout(t *testing.T) {
 
 // As its PID namespace's init, the command ignores the signals it sends
 // itself without a handler, SIGKILL included, and abort()'s SIGABRT, after
-// which glibc ends it with an illegal instruction: the README's "As pid 1"
+// which glibc ends it with an illegal instruction: docs/linux.md's "As pid 1"
 // says so, and a crash the kernel raises is still reported as itself.
 func TestLinuxCommandAsPid1(t *testing.T) {
 	if !requireSandbox(t).PIDNamespace {
@@ -556,7 +556,7 @@ else:
 	lxRequireOK(t, out, err)
 	assert.Regexp(t, `^fork failed after 1\d\n$`, out.Stdout, "zombies hold their places")
 
-	// The README's advice: a shell that stays above it reaps them.
+	// docs/linux.md's advice: a shell that stays above it reaps them.
 	out, err = lxRun(t, lxSh(`"$@"; exit $?`, python...), roots, policy)
 	lxRequireOK(t, out, err)
 	assert.Equal(t, "all ran\n", out.Stdout)
