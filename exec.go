@@ -73,16 +73,17 @@ func (e *SandboxDeniedError) Error() string {
 const TimeoutExitCode = 124
 
 // drainGrace bounds how long a call waits, after the command has exited and
-// its process group has been killed, for the output pipes to reach EOF. Only
-// a process that left the group (setsid) and still holds a pipe makes the
-// wait that long; the bytes read until then are kept.
+// its process group has been killed, for the output pipes to reach EOF: a
+// process that left the group (setsid) may still hold one, or a UNIX socket
+// in flight (see docs/semantics.md). The bytes read until then are kept.
 const drainGrace = 500 * time.Millisecond
 
 // ExecToolCallOutput is what a call observed. Its JSON form uses snake_case
 // names and gives Duration in milliseconds as "duration_ms".
 type ExecToolCallOutput struct {
 	// ExitCode is the command's exit status; 128+N when it was killed by
-	// signal N (on Unix); TimeoutExitCode when the call timed out. Where the
+	// signal N (on Unix); TimeoutExitCode when the call timed out; -1,
+	// beside an error, when the call could not reap the command. Where the
 	// command is its PID namespace's init (SandboxLinuxSeccomp), signals
 	// without a handler that it or its own processes send it, abort()'s
 	// SIGABRT included, are ignored: see "As pid 1" in docs/linux.md.
@@ -533,11 +534,15 @@ func execute(ctx context.Context, r runner, req *spawnRequest, params ExecParams
 			return out, fmt.Errorf("sandboxexec: wait: %w", waitErr)
 		}
 		return out, nil
+	case waitErr != nil: // what the command left may be alive yet
+		out.ExitCode = -1
+		werr := fmt.Errorf("sandboxexec: wait: %w", waitErr)
+		if reason == reasonCancel {
+			return out, errors.Join(contextError("command cancelled", ctx), werr)
+		}
+		return out, werr
 	case reason == reasonCancel && !exitedBeforeKill(signal, waitErr):
 		return out, contextError("command cancelled", ctx)
-	}
-	if waitErr != nil {
-		return out, fmt.Errorf("sandboxexec: wait: %w", waitErr)
 	}
 	return out, nil
 }

@@ -481,8 +481,10 @@ func TestHostReapingAnyChild(t *testing.T) {
 
 // A command that a SIGKILL cannot end (frozen by the cgroup v1 freezer, as
 // in uninterruptible sleep) holds the call no longer than the drain grace
-// past its timeout: the longer grace for a PID namespace's teardown is for
-// such an init alone. Found in review: every call waited 5 s more.
+// past its timeout or cancellation: the longer grace for a PID namespace's
+// teardown is for such an init alone. Found in review: every call waited
+// 5 s more. The error says the command was not reaped; a cancelled call's
+// said only that it was cancelled, with exit code 0 (found in review).
 func TestUnkillableCommandReturnsOnTime(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the freezer cgroup needs root")
@@ -491,26 +493,41 @@ func TestUnkillableCommandReturnsOnTime(t *testing.T) {
 	if _, err := os.Stat(freezer + "/cgroup.procs"); err != nil {
 		t.Skip("no cgroup v1 freezer hierarchy here (cgroup v2 lets a SIGKILL through its freezer)")
 	}
-	cg, err := os.MkdirTemp(freezer, "sandboxexec-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		os.WriteFile(cg+"/freezer.state", []byte("THAWED"), 0o644)
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if os.Remove(cg) == nil {
-				return
+	run := func(t *testing.T, ctx context.Context, timeout uint64) (ExecToolCallOutput, error) {
+		cg, err := os.MkdirTemp(freezer, "sandboxexec-test-")
+		require.NoError(t, err)
+		t.Cleanup(func() {
+			os.WriteFile(cg+"/freezer.state", []byte("THAWED"), 0o644)
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if os.Remove(cg) == nil {
+					return
+				}
 			}
-		}
+		})
+		start := time.Now()
+		out, err := ProcessExecToolCall(ctx, ExecParams{
+			Command:   []string{"sh", "-c", `echo $$ > "$1/cgroup.procs" && echo FROZEN > "$1/freezer.state"; sleep 10`, "sh", cg},
+			TimeoutMs: &timeout,
+		}, SandboxNone, nil, SandboxPolicy{})
+		took := time.Since(start)
+		state, _ := os.ReadFile(cg + "/freezer.state")
+		require.Equal(t, "FROZEN\n", string(state), "the command froze itself: %q %v", out.Stderr, err)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "has not been reaped")
+		assert.Less(t, took, 300*time.Millisecond+drainGrace+time.Second, "the call returned %v after it started", took)
+		return out, err
+	}
+	t.Run("timeout", func(t *testing.T) {
+		out, _ := run(t, context.Background(), 300)
+		assert.True(t, out.TimedOut)
+		assert.Equal(t, TimeoutExitCode, out.ExitCode)
 	})
-	timeout := uint64(300)
-	start := time.Now()
-	out, err := ProcessExecToolCall(context.Background(), ExecParams{
-		Command:   []string{"sh", "-c", `echo $$ > "$1/cgroup.procs" && echo FROZEN > "$1/freezer.state"; sleep 10`, "sh", cg},
-		TimeoutMs: &timeout,
-	}, SandboxNone, nil, SandboxPolicy{})
-	took := time.Since(start)
-	state, _ := os.ReadFile(cg + "/freezer.state")
-	require.Equal(t, "FROZEN\n", string(state), "the command froze itself: %q %v", out.Stderr, err)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "has not been reaped")
-	assert.Less(t, took, 300*time.Millisecond+drainGrace+time.Second, "the call returned %v after it started", took)
+	t.Run("cancel", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		out, err := run(t, ctx, 10_000)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.False(t, out.TimedOut)
+		assert.Equal(t, -1, out.ExitCode, "the exit status is unknown")
+	})
 }
