@@ -51,6 +51,7 @@ type Manager struct {
 	// when the directory's own settings were last set, under mu.
 	exposures    atomic.Uint64
 	dirExposures uint64
+	dirFD        [len(dirSettings)]int // see resetDir; -1 when not open
 }
 
 // Dir is the directory below which this host's groups, and other hosts',
@@ -89,7 +90,7 @@ func newManager(own string, v2 bool) (*Manager, error) {
 	if err := mkdirCgroup(parent, v2); err != nil {
 		return nil, err
 	}
-	m := &Manager{v2: v2, lock: -1}
+	m := &Manager{v2: v2, lock: -1, dirFD: [len(dirSettings)]int{-1, -1, -1}}
 	if err := m.lockDir(parent); err != nil {
 		return nil, err
 	}
@@ -163,6 +164,9 @@ func tryLock(dir string) (int, error) {
 }
 
 func (m *Manager) close() {
+	m.mu.Lock()
+	m.closeDirFiles()
+	m.mu.Unlock()
 	unix.Close(m.lock)
 	os.Remove(m.dir)
 }
@@ -189,7 +193,7 @@ func sweep(parent, own string, v2 bool) {
 		groups, _ := os.ReadDir(dir)
 		for _, g := range groups {
 			if g.IsDir() {
-				(&Group{dir: filepath.Join(dir, g.Name()), v2: v2, procs: -1}).Remove()
+				groupAt(nil, filepath.Join(dir, g.Name()), v2).Remove()
 			}
 		}
 		os.Remove(dir)
@@ -279,12 +283,19 @@ type Group struct {
 	// last set; exposed says its own command could write them.
 	exposures uint64
 	exposed   bool
-	// procs is cgroup.procs, open for the child to write "0" to, and kept
-	// open while the group is kept for reuse (an open and a close cost the
-	// host more than the rest of New); -1 when closed. procsIno is its
-	// inode: a kept one is used again only while the path still names it.
-	procs    int
-	procsIno uint64
+	// procs is cgroup.procs, open for the child to write "0" to; limit is
+	// pids.max, and freeze cgroup.freeze (v2 only). They stay open while
+	// the group is kept for reuse: an open and a close of a cgroup file
+	// cost the host more than the rest of New, and 7 times a write through
+	// a descriptor. -1 when closed. procsIno is cgroup.procs' inode: a kept
+	// group is used again only while the path still names it.
+	procs, limit, freeze int
+	procsIno             uint64
+}
+
+// groupAt is the group of dir, with no file open.
+func groupAt(m *Manager, dir string, v2 bool) *Group {
+	return &Group{m: m, dir: dir, v2: v2, procs: -1, limit: -1, freeze: -1}
 }
 
 // New returns an empty group that allows at most maxPids tasks (processes
@@ -312,7 +323,8 @@ func (m *Manager) New(maxPids int) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	g = &Group{m: m, dir: dir, v2: m.v2, procs: -1, exposures: n}
+	g = groupAt(m, dir, m.v2)
+	g.exposures = n
 	if err := g.prepare(maxPids); err != nil {
 		g.Remove()
 		return nil, err
@@ -337,39 +349,65 @@ func (m *Manager) mkdirGroup() (string, error) {
 		return "", err
 	}
 	unix.Close(oldLock)
+	m.closeDirFiles()
 	dir = filepath.Join(m.dir, strconv.FormatUint(m.next.Add(1), 10))
 	return dir, os.Mkdir(dir, 0o755)
 }
 
-// prepare sets the limit (where it changed, or may have: see Expose) and
-// opens cgroup.procs, unless it is open still.
+// prepare opens the group's files, unless they are open still, and sets
+// its limit (where it changed, or may have: see Expose).
 func (g *Group) prepare(maxPids int) error {
-	if err := g.setLimits(maxPids); err != nil {
-		return err
-	}
-	path := filepath.Join(g.dir, "cgroup.procs")
 	if g.procs >= 0 {
 		// A group removed behind this host's back (and perhaps made
 		// again) takes no process through the descriptor kept.
 		var st unix.Stat_t
-		if unix.Stat(path, &st) == nil && st.Ino == g.procsIno {
-			return nil
+		if err := unix.Stat(filepath.Join(g.dir, "cgroup.procs"), &st); err != nil || st.Ino != g.procsIno {
+			return fmt.Errorf("cgroup %s was removed", g.dir)
 		}
-		g.CloseProcs()
+	} else if err := g.open(); err != nil {
+		g.closeFiles()
+		return err
 	}
-	// A raw descriptor: an *os.File would register the (pollable) cgroup
-	// file with the netpoller, which costs more than the open itself.
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+	return g.setLimits(maxPids)
+}
+
+// open opens the group's files. Raw descriptors: an *os.File would register
+// the (pollable) cgroup files with the netpoller, which costs more than the
+// open itself.
+func (g *Group) open() error {
+	for _, f := range []struct {
+		fd   *int
+		name string
+	}{{&g.procs, "cgroup.procs"}, {&g.limit, "pids.max"}, {&g.freeze, "cgroup.freeze"}} {
+		if f.name == "cgroup.freeze" && !g.v2 {
+			continue
+		}
+		path := filepath.Join(g.dir, f.name)
+		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && f.name == "cgroup.freeze" { // before Linux 5.2
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		*f.fd = fd
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return &os.PathError{Op: "fstat", Path: path, Err: err}
+	if err := unix.Fstat(g.procs, &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: filepath.Join(g.dir, "cgroup.procs"), Err: err}
 	}
-	g.procs, g.procsIno = fd, st.Ino
+	g.procsIno = st.Ino
 	return nil
+}
+
+// closeFiles closes what open opened.
+func (g *Group) closeFiles() {
+	for _, fd := range []*int{&g.procs, &g.limit, &g.freeze} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
 }
 
 // setLimits writes pids.max where it is not maxPids, or where a command that
@@ -385,34 +423,64 @@ func (g *Group) setLimits(maxPids int) error {
 		if err := m.resetDir(n); err != nil {
 			return err
 		}
-		if err := resetFreeze(g.dir, g.v2); err != nil {
+		if err := writeFD(g.freeze, "0", g.dir, "cgroup.freeze"); err != nil {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(g.dir, "pids.max"), []byte(strconv.Itoa(maxPids)), 0); err != nil {
+	if err := writeFD(g.limit, strconv.Itoa(maxPids), g.dir, "pids.max"); err != nil {
 		return err
 	}
 	g.maxPids, g.exposures = maxPids, n
 	return nil
 }
 
+// writeFD writes value to the cgroup file open as fd (nothing where fd is
+// -1: a file this kernel does not have); dir and name say which, for the
+// error.
+func writeFD(fd int, value, dir, name string) error {
+	if fd < 0 {
+		return nil
+	}
+	if _, err := unix.Pwrite(fd, []byte(value), 0); err != nil {
+		return &os.PathError{Op: "write", Path: filepath.Join(dir, name), Err: err}
+	}
+	return nil
+}
+
+// dirSettings are what resetDir writes in this host's directory, and to
+// which file; all but the first on cgroup v2 only.
+var dirSettings = [...]struct{ name, value string }{
+	{"pids.max", "max"},
+	{"cgroup.freeze", "0"},
+	{"cgroup.subtree_control", "+pids"},
+}
+
 // resetDir sets this host's directory as newManager made it (no limit of
 // its own, not frozen, the pids controller handed down), once for each
-// count n of exposures.
+// count n of exposures. Its files are opened the first time and kept, as
+// a group's are.
 func (m *Manager) resetDir(n uint64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.dirExposures == n {
 		return nil
 	}
-	if err := os.WriteFile(filepath.Join(m.dir, "pids.max"), []byte("max"), 0); err != nil {
-		return err
-	}
-	if err := resetFreeze(m.dir, m.v2); err != nil {
-		return err
-	}
-	if m.v2 {
-		if err := os.WriteFile(filepath.Join(m.dir, "cgroup.subtree_control"), []byte("+pids"), 0); err != nil {
+	for i, set := range dirSettings {
+		if i > 0 && !m.v2 {
+			break
+		}
+		path := filepath.Join(m.dir, set.name)
+		if m.dirFD[i] < 0 {
+			fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+			if err == unix.ENOENT && set.name == "cgroup.freeze" { // before Linux 5.2
+				continue
+			}
+			if err != nil {
+				return &os.PathError{Op: "open", Path: path, Err: err}
+			}
+			m.dirFD[i] = fd
+		}
+		if err := writeFD(m.dirFD[i], set.value, m.dir, set.name); err != nil {
 			return err
 		}
 	}
@@ -420,16 +488,14 @@ func (m *Manager) resetDir(n uint64) error {
 	return nil
 }
 
-// resetFreeze thaws a cgroup v2 group; v1's pids hierarchy has no freezer.
-func resetFreeze(dir string, v2 bool) error {
-	if !v2 {
-		return nil
+// closeDirFiles closes the files resetDir opened. m.mu is held.
+func (m *Manager) closeDirFiles() {
+	for i, fd := range m.dirFD {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		m.dirFD[i] = -1
 	}
-	err := os.WriteFile(filepath.Join(dir, "cgroup.freeze"), []byte("0"), 0)
-	if errors.Is(err, fs.ErrNotExist) { // before Linux 5.2
-		return nil
-	}
-	return err
 }
 
 // Expose says the group's command can write this host's cgroup files (the
@@ -463,14 +529,6 @@ func (g *Group) ended() {
 // until the group is removed (Release and ReleaseEmpty keep it with the
 // group).
 func (g *Group) ProcsFD() int { return g.procs }
-
-// CloseProcs closes cgroup.procs.
-func (g *Group) CloseProcs() {
-	if g.procs >= 0 {
-		unix.Close(g.procs)
-		g.procs = -1
-	}
-}
 
 // Release is Remove for a group whose call is over: an empty group is kept
 // for a later New while the pool has room.
@@ -609,7 +667,7 @@ func readRaw(path string) ([]byte, error) {
 // cgroup.procs). It gives up on a group this process may not remove.
 func (g *Group) Remove() {
 	defer g.ended() // its processes killed, if it could
-	g.CloseProcs()
+	g.closeFiles()
 	for i := 0; i < 100; i++ {
 		err := os.Remove(g.dir)
 		if err == nil || !errors.Is(err, syscall.EBUSY) {
@@ -626,7 +684,7 @@ func (g *Group) removeChildren() {
 	entries, _ := os.ReadDir(g.dir)
 	for _, e := range entries {
 		if e.IsDir() {
-			(&Group{dir: filepath.Join(g.dir, e.Name()), v2: g.v2, procs: -1}).Remove()
+			groupAt(nil, filepath.Join(g.dir, e.Name()), g.v2).Remove()
 		}
 	}
 }

@@ -200,7 +200,7 @@ func TestSweepOnlyUnlockedHosts(t *testing.T) {
 	group := filepath.Join(other, "1")
 	require.NoError(t, mkdirCgroup(group, false))
 	t.Cleanup(func() {
-		(&Group{dir: group, v2: m.v2, procs: -1}).Remove()
+		groupAt(nil, group, m.v2).Remove()
 		os.Remove(other)
 	})
 	lock, err := os.Open(other)
@@ -317,6 +317,9 @@ func TestKeptGroupKeepsProcsOpen(t *testing.T) {
 	var named unix.Stat_t
 	require.NoError(t, unix.Stat(filepath.Join(third.dir, "cgroup.procs"), &named))
 	require.Equal(t, named.Ino, st.Ino, "the descriptor is the current file's")
+	limit, err := os.ReadFile(filepath.Join(third.dir, "pids.max"))
+	require.NoError(t, err)
+	require.Equal(t, "8", strings.TrimSpace(string(limit)), "and the group has its limit")
 }
 
 // A command that may write the cgroup file system (a root one with `/` as a
