@@ -312,7 +312,11 @@ type plainRunner struct{}
 
 func (plainRunner) start(req *spawnRequest) (*child, error) {
 	req.env = withSandboxEnv(req.env, "", false)
-	return startPlain(req)
+	c, err := startPlain(req)
+	if c != nil {
+		c.release = plainCallOver
+	}
+	return c, err
 }
 
 // prepare checks what can be checked before anything is spawned, so that the

@@ -428,6 +428,7 @@ func adoptChild(pid, pidfd int, newPIDNamespace bool, group *cgroup.Group, tmp *
 			}
 			// A tracer keeps the command from being reaped (see reapBy),
 			// and in the group, which cannot be removed or reused before.
+			group.Over()
 			go func() {
 				for !c.reaped.Load() {
 					time.Sleep(100 * time.Millisecond)
@@ -535,6 +536,16 @@ func openCgroups() (*cgroup.Manager, error) {
 		return nil, nil
 	}
 	return m, err
+}
+
+// plainCallOver is called once a SandboxNone call is over: its command
+// could write the cgroup files (a root host's can), so the sandbox's groups
+// are set again before their next use (see cgroup.Manager.Distrust). A host
+// that has run no sandboxed call has no groups to set.
+func plainCallOver() {
+	if m, ok := cgroupManager.Peek(); ok && m != nil {
+		m.Distrust()
+	}
 }
 
 // cgroups is openCgroups' manager, nil on any error.

@@ -32,3 +32,7 @@ func unavailableWhy() string {
 func probeSandbox() SandboxSupport {
 	return SandboxSupport{Sandbox: PlatformSandbox(), Detail: "no sandbox on " + unavailableWhy()}
 }
+
+// plainCallOver is called once a SandboxNone call is over; nothing here
+// keeps state that an unconfined command could have changed.
+func plainCallOver() {}

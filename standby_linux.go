@@ -446,8 +446,11 @@ func (c *standbyCache) refill(key string, r *linuxRunner, needsTMPDIR bool) {
 			// The child failed a step: the host refuses what a standby
 			// needs. Anything else (a TMPDIR, a cgroup, a ruleset) is
 			// tried again after the next call.
+			// A group a command that may write the cgroup file system
+			// removed or changed fails its step now and then: that is no
+			// refusal.
 			var se *linuxspawn.StageError
-			if errors.As(err, &se) && err != errNoStandby {
+			if errors.As(err, &se) && err != errNoStandby && se.Stage != "cgroup" {
 				c.failed = true
 			}
 			return

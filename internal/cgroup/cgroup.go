@@ -46,12 +46,14 @@ type Manager struct {
 	mu   sync.Mutex
 	idle []*Group // empty groups, ready for New
 
-	// exposures counts the calls, ended, whose commands could write this
-	// host's cgroup files (see Group.Expose); dirExposures is its value
-	// when the directory's own settings were last set, under mu.
-	exposures    atomic.Uint64
-	dirExposures uint64
-	dirFD        [len(dirSettings)]int // see resetDir; -1 when not open
+	// exposures counts the commands, ended, that could have written this
+	// host's cgroup files (see Distrust); resetAt is its value when the
+	// directories were last set again (see resetDirs), and dirFD their
+	// files, kept open (-1 when not): [0] the directory all hosts share,
+	// [1] this host's. Under mu.
+	exposures atomic.Uint64
+	resetAt   uint64
+	dirFD     [2][len(dirSettings)]int
 }
 
 // Dir is the directory below which this host's groups, and other hosts',
@@ -90,7 +92,12 @@ func newManager(own string, v2 bool) (*Manager, error) {
 	if err := mkdirCgroup(parent, v2); err != nil {
 		return nil, err
 	}
-	m := &Manager{v2: v2, lock: -1, dirFD: [len(dirSettings)]int{-1, -1, -1}}
+	m := &Manager{v2: v2, lock: -1}
+	for d := range m.dirFD {
+		for i := range m.dirFD[d] {
+			m.dirFD[d][i] = -1
+		}
+	}
 	if err := m.lockDir(parent); err != nil {
 		return nil, err
 	}
@@ -302,10 +309,8 @@ func groupAt(m *Manager, dir string, v2 bool) *Group {
 // and threads) at once: one kept by Release when there is one, otherwise a
 // new one.
 func (m *Manager) New(maxPids int) (*Group, error) {
-	n := m.exposures.Load()
-	if err := m.resetDir(n); err != nil { // a new group's limits are below it
-		return nil, err
-	}
+	exposures := m.exposures.Load()
+	m.resetDirs(exposures) // a new group's limits are below them
 	m.mu.Lock()
 	var g *Group
 	if n := len(m.idle); n > 0 {
@@ -324,7 +329,7 @@ func (m *Manager) New(maxPids int) (*Group, error) {
 		return nil, err
 	}
 	g = groupAt(m, dir, m.v2)
-	g.exposures = n
+	g.exposures = exposures
 	if err := g.prepare(maxPids); err != nil {
 		g.Remove()
 		return nil, err
@@ -335,23 +340,29 @@ func (m *Manager) New(maxPids int) (*Group, error) {
 // mkdirGroup makes a new group's directory in this host's. Should that be
 // gone (removed behind this host's back, by hand or by a sweep of another
 // version of this package), the host makes itself another, rather than
-// fail every later call.
+// fail every later call. A name taken (a command that may write the cgroup
+// file system made the next ones) is skipped.
 func (m *Manager) mkdirGroup() (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	dir := filepath.Join(m.dir, strconv.FormatUint(m.next.Add(1), 10))
-	err := os.Mkdir(dir, 0o755)
-	if !errors.Is(err, fs.ErrNotExist) {
-		return dir, err
+	var err error
+	for try := 0; try < 100; try++ {
+		dir := filepath.Join(m.dir, strconv.FormatUint(m.next.Add(1), 10))
+		err = os.Mkdir(dir, 0o755)
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			continue
+		case !errors.Is(err, fs.ErrNotExist):
+			return dir, err
+		}
+		old, oldLock := m.dir, m.lock
+		if err := m.lockDir(filepath.Dir(old)); err != nil {
+			return "", err
+		}
+		unix.Close(oldLock)
+		m.closeDirFiles()
 	}
-	old, oldLock := m.dir, m.lock
-	if err := m.lockDir(filepath.Dir(old)); err != nil {
-		return "", err
-	}
-	unix.Close(oldLock)
-	m.closeDirFiles()
-	dir = filepath.Join(m.dir, strconv.FormatUint(m.next.Add(1), 10))
-	return dir, os.Mkdir(dir, 0o755)
+	return "", err
 }
 
 // prepare opens the group's files, unless they are open still, and sets
@@ -420,9 +431,7 @@ func (g *Group) setLimits(maxPids int) error {
 		return nil
 	}
 	if g.exposures != n {
-		if err := m.resetDir(n); err != nil {
-			return err
-		}
+		m.resetDirs(n)
 		if err := writeFD(g.freeze, "0", g.dir, "cgroup.freeze"); err != nil {
 			return err
 		}
@@ -447,68 +456,93 @@ func writeFD(fd int, value, dir, name string) error {
 	return nil
 }
 
-// dirSettings are what resetDir writes in this host's directory, and to
-// which file; all but the first on cgroup v2 only.
+// dirSettings are what resetDirs writes in a directory, and to which file;
+// all but the first on cgroup v2 only.
 var dirSettings = [...]struct{ name, value string }{
 	{"pids.max", "max"},
 	{"cgroup.freeze", "0"},
 	{"cgroup.subtree_control", "+pids"},
+	{"cgroup.max.descendants", "max"},
+	{"cgroup.max.depth", "max"},
 }
 
-// resetDir sets this host's directory as newManager made it (no limit of
-// its own, not frozen, the pids controller handed down), once for each
-// count n of exposures. Its files are opened the first time and kept, as
-// a group's are.
-func (m *Manager) resetDir(n uint64) error {
+// resetDirs sets the directory all hosts share and this host's, which this
+// package made, as it made them (no limit of their own, not frozen, the
+// pids controller handed down), once for each count of exposures: a later
+// call's group is below them. It does what it can: a file it cannot write
+// (the directory gone: mkdirGroup makes another; one another user made)
+// fails no call, since only the group's own limit, which setLimits writes,
+// confines a command.
+func (m *Manager) resetDirs(exposures uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.dirExposures == n {
-		return nil
+	if exposures <= m.resetAt {
+		return
 	}
-	for i, set := range dirSettings {
-		if i > 0 && !m.v2 {
-			break
-		}
-		path := filepath.Join(m.dir, set.name)
-		if m.dirFD[i] < 0 {
-			fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
-			if err == unix.ENOENT && set.name == "cgroup.freeze" { // before Linux 5.2
-				continue
+	m.resetAt = exposures
+	for d, dir := range []string{filepath.Dir(m.dir), m.dir} {
+		for i, set := range dirSettings {
+			if i > 0 && !m.v2 {
+				break
 			}
-			if err != nil {
-				return &os.PathError{Op: "open", Path: path, Err: err}
+			fd := &m.dirFD[d][i]
+			// A kept descriptor of a directory removed (and perhaps made
+			// again) writes nowhere: it is opened anew once.
+			for try := 0; try < 2; try++ {
+				if *fd < 0 {
+					if *fd, _ = unix.Open(filepath.Join(dir, set.name), unix.O_WRONLY|unix.O_CLOEXEC, 0); *fd < 0 {
+						*fd = -1
+						break
+					}
+				}
+				if _, err := unix.Pwrite(*fd, []byte(set.value), 0); err == nil {
+					break
+				}
+				unix.Close(*fd)
+				*fd = -1
 			}
-			m.dirFD[i] = fd
-		}
-		if err := writeFD(m.dirFD[i], set.value, m.dir, set.name); err != nil {
-			return err
 		}
 	}
-	m.dirExposures = n
-	return nil
 }
 
-// closeDirFiles closes the files resetDir opened. m.mu is held.
+// closeDirFiles closes the files resetDirs opened. m.mu is held, or m is
+// not shared yet.
 func (m *Manager) closeDirFiles() {
-	for i, fd := range m.dirFD {
-		if fd >= 0 {
-			unix.Close(fd)
+	for d := range m.dirFD {
+		for i, fd := range m.dirFD[d] {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+			m.dirFD[d][i] = -1
 		}
-		m.dirFD[i] = -1
 	}
 }
 
-// Expose says the group's command can write this host's cgroup files (the
-// cgroup file system is writable to it): its group's limit, the pool's,
-// the host's directory's. Once the group is released, every group set
-// before has its settings written again at its next use (New, Refresh):
-// what such a command changed does not reach a later call. What it
-// changes in another call's group while both run does (see docs/linux.md).
+// Distrust says a command that could write this host's cgroup files (the
+// cgroup file system was writable to it) has ended: the settings of every
+// group set before, and of the directories above them, are written again
+// at their next use (New, Refresh), so that what it changed reaches no
+// later call. What it changes in another call's group while both run does
+// (see docs/linux.md).
+func (m *Manager) Distrust() { m.exposures.Add(1) }
+
+// Expose says the group's command can write this host's cgroup files: the
+// manager is distrusted (see Distrust) when the group is released, or
+// before, at Over.
 func (g *Group) Expose() { g.exposed = true }
 
+// Over says the group's call has returned while its processes may live on
+// (a tracer holds its command; the group is released once it lets go): an
+// exposed group's manager is distrusted now, and again at the release.
+func (g *Group) Over() {
+	if g.exposed && g.m != nil {
+		g.m.Distrust()
+	}
+}
+
 // Refresh writes the group's settings again where a command that could
-// have changed them has ended since they were written (see Expose): for a
-// group set well before its call starts.
+// have changed them has ended since they were written (see Distrust): for
+// a group set well before its call starts.
 func (g *Group) Refresh() error {
 	if g.m == nil || g.exposures == g.m.exposures.Load() {
 		return nil
@@ -516,12 +550,12 @@ func (g *Group) Refresh() error {
 	return g.setLimits(g.maxPids)
 }
 
-// ended counts the end of an exposed group's command (see Expose), before
-// the group can be used again.
+// ended distrusts the manager once an exposed group's command has ended
+// (see Expose), before the group can be used again.
 func (g *Group) ended() {
 	if g.exposed && g.m != nil {
 		g.exposed = false
-		g.m.exposures.Add(1)
+		g.m.Distrust()
 	}
 }
 

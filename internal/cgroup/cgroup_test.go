@@ -414,3 +414,52 @@ func TestExposedGroupSettingsSetAgain(t *testing.T) {
 	defer g3.Remove()
 	require.Equal(t, "max", read(m.dir), "the host's directory, at a New that makes a group")
 }
+
+// A command that may write the cgroup file system moved out of its group
+// and removed it and this host's directory: later New make another
+// directory, also where an earlier exposure had opened the old one's
+// files. Found in review: every later New failed.
+func TestNewAfterHostDirectoryRemovedByExposedCommand(t *testing.T) {
+	for _, opened := range []bool{false, true} {
+		m := openOrSkip(t)
+		g, err := m.New(8)
+		require.NoError(t, err)
+		if opened {
+			g.Expose()
+			g.Remove()
+			g, err = m.New(8) // sets the directories again: their files open
+			require.NoError(t, err)
+		}
+		g.Expose()
+		require.NoError(t, os.Remove(g.dir))
+		require.NoError(t, os.Remove(m.dir))
+		g.ReleaseEmpty() // kept, though gone
+		for i := 0; i < 3; i++ {
+			g, err := m.New(8)
+			require.NoError(t, err, "New %d after the exposed call (files opened before: %v)", i, opened)
+			g.Remove()
+		}
+		m.close()
+	}
+}
+
+// Names a command made in this host's directory ahead of New are skipped.
+// Found in review: as many New as names made failed.
+func TestNewSkipsGroupNamesTaken(t *testing.T) {
+	m := openOrSkip(t)
+	t.Cleanup(func() {
+		for i := uint64(1); i <= m.next.Load()+5; i++ {
+			os.Remove(filepath.Join(m.dir, strconv.FormatUint(i, 10)))
+		}
+		m.close()
+	})
+	next := m.next.Load()
+	for i := next + 1; i <= next+3; i++ {
+		require.NoError(t, os.Mkdir(filepath.Join(m.dir, strconv.FormatUint(i, 10)), 0o755))
+	}
+	for i := 0; i < 4; i++ {
+		g, err := m.New(8)
+		require.NoError(t, err, "New %d", i)
+		defer g.Remove()
+	}
+}

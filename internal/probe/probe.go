@@ -66,6 +66,15 @@ func (r *Result[T]) Get(ctx context.Context, check func() (T, error)) (T, error)
 	}
 }
 
+// Peek gives the check's value where it is done, without starting it.
+func (r *Result[T]) Peek() (T, bool) {
+	if r.done.Load() {
+		return r.v, true
+	}
+	var zero T
+	return zero, false
+}
+
 func (r *Result[T]) run(f *flight[T], check func() (T, error)) {
 	panicked := true
 	defer func() {
