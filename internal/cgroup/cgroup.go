@@ -98,6 +98,9 @@ func newManager(own string, v2 bool) (*Manager, error) {
 			m.dirFD[d][i] = -1
 		}
 	}
+	// What an unconfined command (or another host's) did to the shared
+	// directory before this host opened it is set right by the first New.
+	m.Distrust()
 	if err := m.lockDir(parent); err != nil {
 		return nil, err
 	}
@@ -137,6 +140,11 @@ func (m *Manager) lockDir(parent string) error {
 		dir := filepath.Join(parent, fmt.Sprintf("%d-%x", os.Getpid(), time.Now().UnixNano()))
 		if err = mkdirCgroup(dir, m.v2); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
+				// The shared directory removed (by a command that may
+				// write the cgroup file system): made again.
+				if err = mkdirCgroup(parent, m.v2); err != nil {
+					return err
+				}
 				continue
 			}
 			return err
@@ -351,6 +359,7 @@ func (m *Manager) mkdirGroup() (string, error) {
 		err = os.Mkdir(dir, 0o755)
 		switch {
 		case errors.Is(err, fs.ErrExist):
+			m.skipTaken()
 			continue
 		case !errors.Is(err, fs.ErrNotExist):
 			return dir, err
@@ -363,6 +372,17 @@ func (m *Manager) mkdirGroup() (string, error) {
 		m.closeDirFiles()
 	}
 	return "", err
+}
+
+// skipTaken moves the next group's name past every name taken in this
+// host's directory. m.mu is held.
+func (m *Manager) skipTaken() {
+	entries, _ := os.ReadDir(m.dir)
+	for _, e := range entries {
+		if n, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && n > m.next.Load() {
+			m.next.Store(n)
+		}
+	}
 }
 
 // prepare opens the group's files, unless they are open still, and sets
@@ -424,7 +444,7 @@ func (g *Group) closeFiles() {
 // setLimits writes pids.max where it is not maxPids, or where a command that
 // could write it has ended since it was written: then also the settings
 // such a command could have changed to stop later calls (cgroup.freeze),
-// here and in this host's directory.
+// here and in the directories above (see resetDirs).
 func (g *Group) setLimits(maxPids int) error {
 	m, n := g.m, g.m.exposures.Load()
 	if g.maxPids == maxPids && g.exposures == n {
@@ -480,6 +500,20 @@ func (m *Manager) resetDirs(exposures uint64) {
 		return
 	}
 	m.resetAt = exposures
+	// A host directory removed and made again under its name is not the
+	// one locked: another host would take it for a dead host's, and sweep
+	// its calls' groups. This host takes another.
+	var locked, named unix.Stat_t
+	if unix.Fstat(m.lock, &locked) != nil || unix.Stat(m.dir, &named) != nil || locked.Ino != named.Ino || locked.Dev != named.Dev {
+		if oldLock := m.lock; m.lockDir(filepath.Dir(m.dir)) == nil {
+			unix.Close(oldLock)
+			m.closeDirFiles()
+			for _, g := range m.idle { // in the old directory, unlocked
+				g.Remove()
+			}
+			m.idle = nil
+		}
+	}
 	for d, dir := range []string{filepath.Dir(m.dir), m.dir} {
 		for i, set := range dirSettings {
 			if i > 0 && !m.v2 {
@@ -593,7 +627,9 @@ func (g *Group) keep() bool {
 	g.ended()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.idle) >= PoolSize {
+	// One made before this host took another directory (see resetDirs)
+	// is in a directory no lock keeps.
+	if len(m.idle) >= PoolSize || filepath.Dir(g.dir) != m.dir {
 		return false
 	}
 	m.idle = append(m.idle, g)
