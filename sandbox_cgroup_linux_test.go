@@ -5,13 +5,11 @@ package sandboxexec
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -156,23 +154,7 @@ func TestCgroupChangesOfATracedCommand(t *testing.T) {
 			TimeoutMs: &timeout}, []string{root}, SandboxPolicy{FullDiskWriteAccess: true})
 		done <- err
 	}()
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); pid == 0; {
-		require.True(t, time.Now().Before(deadline), "the command did not start")
-		if pids := pidsWithArg(marker); len(pids) > 0 {
-			pid = pids[0]
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	tracer := exec.Command(python, "-c", `import ctypes, sys, time
-ok = ctypes.CDLL(None, use_errno=True).ptrace(0x4206, int(sys.argv[1]), None, 0) == 0  # PTRACE_SEIZE
-open(sys.argv[2] + "/attached", "w").write(str(ok))
-time.sleep(60)`, strconv.Itoa(pid), root)
-	require.NoError(t, tracer.Start())
-	t.Cleanup(func() {
-		tracer.Process.Kill()
-		tracer.Wait()
-	})
+	lxAttachTracer(t, python, marker, root, 0)
 	err := <-done
 	t.Logf("exposed call: %v", err)
 	attached, _ := os.ReadFile(filepath.Join(root, "attached"))

@@ -436,6 +436,27 @@ func lxRunTraced(t *testing.T, options int, timeoutMs uint64) (ExecToolCallOutpu
 		done <- result{out, time.Since(start), err}
 	}()
 	var pid int
+	t.Cleanup(func() { // after the tracer has ended: cleanups run last first
+		if pid != 0 {
+			engReaped(t, pid)
+		}
+	})
+	tracer, pid := lxAttachTracer(t, python, marker, dir, options)
+	r := <-done
+	attached, _ := os.ReadFile(filepath.Join(dir, "attached"))
+	if string(attached) != "True" {
+		t.Skipf("ptrace refused here (Yama?): %s", attached)
+	}
+	return r.out, r.elapsed, r.err, tracer
+}
+
+// lxAttachTracer waits for the command whose arguments hold marker, and
+// attaches a python tracer to it (PTRACE_SEIZE with options), which writes
+// "True" to dir/attached once it has, and holds the command until the test
+// ends. It returns the tracer and the command's pid.
+func lxAttachTracer(t *testing.T, python, marker, dir string, options int) (*exec.Cmd, int) {
+	t.Helper()
+	var pid int
 	for deadline := time.Now().Add(10 * time.Second); pid == 0; {
 		require.True(t, time.Now().Before(deadline), "the command did not start")
 		if pids := pidsWithArg(marker); len(pids) > 0 {
@@ -451,14 +472,8 @@ time.sleep(60)`, strconv.Itoa(pid), dir, strconv.Itoa(options))
 	t.Cleanup(func() {
 		tracer.Process.Kill()
 		tracer.Wait()
-		engReaped(t, pid)
 	})
-	r := <-done
-	attached, _ := os.ReadFile(filepath.Join(dir, "attached"))
-	if string(attached) != "True" {
-		t.Skipf("ptrace refused here (Yama?): %s", attached)
-	}
-	return r.out, r.elapsed, r.err, tracer
+	return tracer, pid
 }
 
 // A sandboxed command that a process outside the call traces cannot be
