@@ -314,7 +314,13 @@ func (plainRunner) start(req *spawnRequest) (*child, error) {
 	req.env = withSandboxEnv(req.env, "", false)
 	c, err := startPlain(req)
 	if c != nil {
-		c.release = plainCallOver
+		release := c.release // Windows': the job's handle
+		c.release = func() {
+			if release != nil {
+				release()
+			}
+			plainCallOver()
+		}
 	}
 	return c, err
 }
