@@ -105,6 +105,10 @@ func TestCgroupChangesDoNotReachLaterCalls(t *testing.T) {
 	})
 	t.Run("SandboxNone", func(t *testing.T) {
 		sbOff(t)
+		for i := 0; i < 2; i++ { // groups in the pool
+			out, err := lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{})
+			lxRequireOK(t, out, err)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), lxCallLimit)
 		defer cancel()
 		// In no group of its own: this host's groups.
