@@ -338,6 +338,72 @@ attempt("ro_chmod", lambda: os.chmod(os.path.join(ro, "f"), 0o600))
 	assert.Equal(t, mounts, fsMountinfo(t), "the host's mounts changed")
 }
 
+// The kernel's interfaces mounted below a root (a chroot's /proc, /sys,
+// /dev, a cgroup hierarchy) are read-only, nodev and noexec, as the host's
+// own are, and a device node in a root opens for no root command (found in
+// review: a write to a chroot's /proc/sys set the host's sysctl). The rest
+// of the root stays writable. The same holds for a root host without
+// CAP_SYS_ADMIN, whose namespace is made in a user namespace.
+func TestReadOnlyRestKernelInterfacesInRoot(t *testing.T) {
+	fsRequireMounts(t)
+	if root := os.Getenv(roKernelRootEnv); root != "" && os.Getenv(lxNoSysAdminEnv) != "" {
+		require.False(t, hasSysAdmin())
+		roCheckKernelInterfacesInRoot(t, root)
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mounting proc, sysfs and devtmpfs needs root")
+	}
+	// Names with a space and a backslash, which the mount table escapes.
+	root := filepath.Join(lxRealDir(t), `a root\`)
+	require.NoError(t, os.Mkdir(root, 0o755))
+	for _, fstype := range []string{"proc", "sysfs", "devtmpfs", "cgroup2"} {
+		dir := filepath.Join(root, fstype+` \`)
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		roMount(t, fstype, dir, fstype, 0, "")
+	}
+	require.NoError(t, unix.Mknod(filepath.Join(root, "zero"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 5))))
+	roCheckKernelInterfacesInRoot(t, root)
+	t.Setenv(roKernelRootEnv, root)
+	lxRerunWithoutSysAdmin(t)
+}
+
+// roKernelRootEnv hands TestReadOnlyRestKernelInterfacesInRoot's root to
+// its re-run without CAP_SYS_ADMIN, which cannot mount.
+const roKernelRootEnv = "SANDBOXEXEC_TEST_KERNEL_FS_ROOT"
+
+func roCheckKernelInterfacesInRoot(t *testing.T, root string) {
+	t.Helper()
+	in := func(fstype string, p ...string) string {
+		return filepath.Join(append([]string{root, fstype + ` \`}, p...)...)
+	}
+	cgDir := in("cgroup2", fmt.Sprintf("sandboxexec-ro-test-%d", os.Getpid()))
+	t.Cleanup(func() { os.Remove(cgDir) }) // only if the test failed
+	mounts := fsMountinfo(t)
+	sysMode := roStatOf(t, in("sysfs", "kernel")).Mode
+	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+sysctl, sysdir, cg, null, zero, new = sys.argv[1:7]
+attempt("sysctl", lambda: os.close(os.open(sysctl, os.O_WRONLY)))
+attempt("sysfs_chmod", lambda: os.chmod(sysdir, os.stat(sysdir).st_mode & 0o7777))
+attempt("cgroup_mkdir", lambda: os.mkdir(cg))
+attempt("devtmpfs_open", lambda: os.close(os.open(null, os.O_RDONLY)))
+attempt("node_open", lambda: os.close(os.open(zero, os.O_RDONLY)))
+attempt("create", lambda: create(new))
+`, in("proc", "sys", "vm", "overcommit_ratio"), in("sysfs", "kernel"), cgDir, in("devtmpfs", "null"),
+		filepath.Join(root, "zero"), filepath.Join(root, "new"))
+	for _, op := range []string{"sysctl", "sysfs_chmod", "cgroup_mkdir"} {
+		assert.Equal(t, "EROFS", res[op], "%s: %s", op, out.Stdout)
+	}
+	for _, op := range []string{"devtmpfs_open", "node_open"} {
+		assert.Equal(t, "EACCES", res[op], "%s: %s", op, out.Stdout)
+	}
+	assert.Equal(t, "OK", res["create"], out.Stdout)
+	assert.FileExists(t, filepath.Join(root, "new"))
+	lxRequireAbsent(t, cgDir)
+	assert.Equal(t, sysMode, roStatOf(t, in("sysfs", "kernel")).Mode)
+	assert.Equal(t, mounts, fsMountinfo(t), "the host's mounts changed")
+}
+
 // A root on a read-only mount stays read-only: a tmpfs mounted read-only,
 // and a read-only bind of a directory the host can write.
 func TestReadOnlyRestRootOnReadOnlyMount(t *testing.T) {

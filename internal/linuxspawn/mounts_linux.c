@@ -25,6 +25,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -161,11 +162,128 @@ static int allow_devices(void) {
 	return err;
 }
 
+// kernel_fs are the file systems whose files are the kernel's controls
+// (sysctls, cgroups, devices, tracing, servers' control files), not
+// storage. One mounted below a writable root, as a chroot's /proc, /sys or
+// /dev is, would hand a root command what the read-only rest keeps from it:
+// a write to the chroot's /proc/sys sets the host's sysctls (found in
+// review). seal_kernel_mounts makes each read-only like the rest.
+static const char *const kernel_fs[] = {
+    "proc",     "sysfs",       "cgroup",  "cgroup2",   "devtmpfs", "debugfs",    "tracefs", "securityfs", "bpf",
+    "configfs", "efivarfs",    "pstore",  "binfmt_misc", "fusectl", "selinuxfs", "smackfs", "mqueue",     "nfsd",
+    "rpc_pipefs",
+};
+
+static int is_kernel_fs(const char *type) {
+	size_t i;
+	for (i = 0; i < sizeof kernel_fs / sizeof kernel_fs[0]; i++)
+		if (strcmp(type, kernel_fs[i]) == 0)
+			return 1;
+	return 0;
+}
+
+// below_root says path lies strictly below one of the writable roots
+// (canonical paths, none of them "/").
+static int below_root(const struct ls_req *r, const char *path) {
+	const struct ls_mount_target *w = r->mounts[LS_MOUNT_WRITABLE];
+	int i;
+	for (i = 0; i < r->nmounts[LS_MOUNT_WRITABLE]; i++) {
+		size_t n = strlen(w[i].path);
+		if (strncmp(path, w[i].path, n) == 0 && path[n] == '/')
+			return 1;
+	}
+	return 0;
+}
+
+// seal_mount makes the mount at path, with every mount below it,
+// read-only, nosuid, nodev and noexec. A mount point gone since the table
+// was read (the host removed it, taking the mount with it) is skipped.
+static int seal_mount(const char *path) {
+	struct k_open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW, .resolve = K_RESOLVE_NO_SYMLINKS};
+	int err = 0, fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : errno;
+	if (set_attr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
+		     K_MOUNT_ATTR_RDONLY | K_MOUNT_ATTR_NOSUID | K_MOUNT_ATTR_NODEV | K_MOUNT_ATTR_NOEXEC) < 0)
+		err = errno;
+	close(fd);
+	return err;
+}
+
+// seal_kernel_mounts seals each mount of a kernel_fs below a writable root.
+// It reads the namespace's own mount table, a line of which is "ID PARENT
+// MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER", the point
+// with space, tab, newline and backslash escaped as \ooo; into a buffer of
+// the stack, since the child may not allocate. A point too long for it
+// that may lie below a root fails closed.
+static int seal_kernel_mounts(struct ls_req *r) {
+	char buf[1024], point[PATH_MAX], type[32];
+	size_t np = 0, nt = 0, flen = 0;
+	int field = 0, after = -1, esc = 0, overflow = 0, fd, err = 0;
+	unsigned oct = 0;
+	char first = 0;
+	ssize_t n, i;
+
+	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0)
+		return errno;
+	while (err == 0 && (n = read(fd, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			break;
+		}
+		for (i = 0; i < n && err == 0; i++) {
+			char c = buf[i];
+			if (c == '\n') {
+				point[np] = type[nt] = 0;
+				if (after >= 1 && is_kernel_fs(type) && below_root(r, point))
+					err = overflow ? ENAMETOOLONG : seal_mount(point);
+				np = nt = flen = 0;
+				field = 0, after = -1, esc = overflow = 0;
+			} else if (c == ' ') {
+				if (after >= 0)
+					after++;
+				else if (field >= 6 && flen == 1 && first == '-')
+					after = 0;
+				else
+					field++;
+				flen = 0;
+			} else {
+				if (flen++ == 0)
+					first = c;
+				if (after == 0 && nt < sizeof type - 1) {
+					type[nt++] = c;
+				} else if (after < 0 && field == 4) {
+					if (esc > 0) {
+						oct = oct * 8 + (unsigned)(c - '0');
+						if (++esc <= 3)
+							continue;
+						c = (char)oct, esc = 0;
+					} else if (c == '\\') {
+						esc = 1, oct = 0;
+						continue;
+					}
+					if (np < sizeof point - 1)
+						point[np++] = c;
+					else
+						overflow = 1;
+				}
+			}
+		}
+	}
+	close(fd);
+	return err;
+}
+
 // keep_roots_writable makes every mount read-only (and, for root, nodev)
 // but the writable roots: each is cloned as it is (its submounts too, with
-// their own flags), the whole tree is made read-only, the clones are put
-// back on the roots, parents first (the parent sorts them), so that a root
-// inside another is put back on top of it, and devices are allowed again.
+// their own flags, but nodev for root and kernel interfaces sealed), the
+// whole tree is made read-only, the clones are put back on the roots,
+// parents first (the parent sorts them), so that a root inside another is
+// put back on top of it, and devices are allowed again.
 static int keep_roots_writable(struct ls_req *r) {
 	const struct ls_mount_target *w = r->mounts[LS_MOUNT_WRITABLE];
 	int n = r->nmounts[LS_MOUNT_WRITABLE];
@@ -178,8 +296,14 @@ static int keep_roots_writable(struct ls_req *r) {
 		} else {
 			trees[i] = (int)syscall(SYS_open_tree, fd, "",
 						K_OPEN_TREE_CLONE | K_OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-			if (trees[i] < 0)
+			// A device node in a root (a chroot's /dev/sda) would give a
+			// root command the disk below every file DenyRead covers.
+			if (trees[i] < 0) {
 				err = errno;
+			} else if (root && set_attr(trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE, K_MOUNT_ATTR_NODEV) < 0) {
+				err = errno;
+				close(trees[i]);
+			}
 			close(fd);
 		}
 		if (err != 0) {
@@ -200,6 +324,8 @@ static int keep_roots_writable(struct ls_req *r) {
 		}
 		close(trees[i]);
 	}
+	if (err == 0 && (err = seal_kernel_mounts(r)) != 0)
+		err = failed(r, -1, -1, err);
 	if (err == 0 && root && (err = allow_devices()) != 0)
 		err = failed(r, -1, -1, err);
 	return err;
