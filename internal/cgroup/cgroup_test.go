@@ -470,15 +470,22 @@ func ownCgroupForTest(t *testing.T) (own string, v2 bool) {
 	return own, m.v2
 }
 
+// newManagerForTest opens a manager in own, closed when the test ends.
+func newManagerForTest(t *testing.T, own string, v2 bool) *Manager {
+	t.Helper()
+	m, err := newManager(own, v2)
+	require.NoError(t, err)
+	t.Cleanup(m.close)
+	return m
+}
+
 // A command that may write the cgroup file system removes every group,
 // this host's directory and then the sandboxexec directory (no other host
 // has one there): later New make them again. Found in review: every later
 // New failed, for good.
 func TestNewAfterSharedDirectoryRemoved(t *testing.T) {
 	own, v2 := ownCgroupForTest(t)
-	m, err := newManager(own, v2)
-	require.NoError(t, err)
-	defer m.close()
+	m := newManagerForTest(t, own, v2)
 	g, err := m.New(8)
 	require.NoError(t, err)
 	g.Expose()
@@ -499,9 +506,7 @@ func TestNewAfterSharedDirectoryRemoved(t *testing.T) {
 // started swept as a dead host's, killing the calls running in it.
 func TestHostDirectoryMadeAgainNotSwept(t *testing.T) {
 	own, v2 := ownCgroupForTest(t)
-	m, err := newManager(own, v2)
-	require.NoError(t, err)
-	defer m.close()
+	m := newManagerForTest(t, own, v2)
 	g, err := m.New(8)
 	require.NoError(t, err)
 	g.Expose()
@@ -534,9 +539,7 @@ func TestHostDirectoryMadeAgainNotSwept(t *testing.T) {
 // however many. Found in review: as many New as names made failed.
 func TestNewSkipsGroupNamesTaken(t *testing.T) {
 	own, v2 := ownCgroupForTest(t)
-	m, err := newManager(own, v2)
-	require.NoError(t, err)
-	defer m.close()
+	m := newManagerForTest(t, own, v2)
 	next := m.next.Load()
 	for i := next + 1; i <= next+250; i++ {
 		require.NoError(t, os.Mkdir(filepath.Join(m.dir, strconv.FormatUint(i, 10)), 0o755))
