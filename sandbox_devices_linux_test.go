@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,18 +81,12 @@ if pty:
 // other name, must not give the write the terminal's own name does not
 // (found in review: a root command wrote to /dev/tty5 through /dev/tty,
 // switched the machine's active console and set its blanking). Here the
-// terminal is a pseudo-terminal the test makes, which no session holds,
-// and, for a root host, a virtual console where there is one; nothing is
-// written to either.
+// terminal is a pseudo-terminal the command makes ("own": it sees no other,
+// TestLinuxOtherTerminalsUnreachable), and, for a root host, a virtual
+// console where there is one; nothing is written to either.
 func TestLinuxControllingTerminalNotWritable(t *testing.T) {
 	requireSandbox(t)
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	require.NoError(t, err)
-	defer master.Close()
-	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	require.NoError(t, err)
-	terminals := []string{fmt.Sprintf("/dev/pts/%d", n)}
+	terminals := []string{"own"}
 	if os.Geteuid() == 0 {
 		if _, err := os.Stat("/dev/tty63"); err == nil {
 			terminals = append(terminals, "/dev/tty63")
@@ -108,7 +104,11 @@ func TestLinuxControllingTerminalNotWritable(t *testing.T) {
 			policy.BestEffort = true
 		}
 		res, out := lxPyRun(t, []string{t.TempDir()}, policy, `
-fd = os.open(sys.argv[1], os.O_RDONLY)
+name = sys.argv[1]
+if name == "own":
+    master, slave = os.openpty()
+    name = os.ttyname(slave)
+fd = os.open(name, os.O_RDONLY)
 tty_nr = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[4])
 print("ctty=%s" % ("yes" if tty_nr else "no"))
 attempt("read_tty", lambda: os.close(os.open("/dev/tty", os.O_RDONLY)))
@@ -117,6 +117,50 @@ attempt("write_tty", lambda: os.close(os.open("/dev/tty", os.O_WRONLY)))
 		require.Equal(t, "yes", res["ctty"], "%s did not become the controlling terminal: %s", term, out.Stdout)
 		assert.Equal(t, "OK", res["read_tty"], "%s: %s", term, out.Stdout)
 		assert.Equal(t, "EACCES", res["write_tty"], "%s: %s", term, out.Stdout)
+	}
+}
+
+// The host's terminals are out of a command's reach: its mount namespace
+// has a devpts of its own on /dev/pts, which holds only the terminals the
+// command makes (found in review: a command read what was typed in another
+// terminal, a sudo password as well). Its own still work. So for a root
+// host without CAP_SYS_ADMIN, whose namespace is made in a user namespace.
+func TestLinuxOtherTerminalsUnreachable(t *testing.T) {
+	fsRequireMounts(t)
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	defer master.Close()
+	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	require.NoError(t, err)
+	host := fmt.Sprintf("/dev/pts/%d", n)
+	slave, err := os.OpenFile(host, os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	defer slave.Close()
+	_, err = master.WriteString("typed\n") // what a read would take
+	require.NoError(t, err)
+	for _, policy := range []SandboxPolicy{{}, {AllowedDomains: []string{"localhost"}}} {
+		res, out := lxPyRun(t, []string{t.TempDir()}, policy, `
+attempt("open_host", lambda: os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_NOCTTY)))
+print("listed=%s" % ",".join(sorted(os.listdir("/dev/pts"))))
+def own():
+    master, slave = os.openpty()
+    os.write(slave, b"out\n")
+    check(0 if os.read(master, 100).startswith(b"out") else -1)
+    fd = os.open(os.ttyname(slave), os.O_WRONLY | os.O_NOCTTY)
+    os.write(fd, b"again\n")
+attempt("own", own)
+`, host)
+		assert.Equal(t, "ENOENT", res["open_host"], "%+v: %s", policy, out.Stdout)
+		assert.NotContains(t, strings.Split(res["listed"], ","), strconv.Itoa(n), "%+v: %s", policy, out.Stdout)
+		assert.Equal(t, "OK", res["own"], "%+v: %s", policy, out.Stdout)
+	}
+	buf := make([]byte, 16)
+	require.NoError(t, slave.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
+	k, _ := slave.Read(buf)
+	assert.Equal(t, "typed\n", string(buf[:k]), "a command took what was typed")
+	if os.Getenv(lxNoSysAdminEnv) == "" && os.Geteuid() == 0 {
+		lxRerunWithoutSysAdmin(t) // the namespace made in a user namespace
 	}
 }
 

@@ -269,6 +269,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		Rlimits:           r.rlimits(),
 		NoNewPrivs:        true,
 		LandlockRulesetFD: ruleset,
+		PtsRights:         r.ptsRights(),
 		DropCapabilities:  true,
 		KeepCapabilities:  keptCapabilities,
 		SeccompFilter:     r.bpf,
@@ -595,6 +596,12 @@ func (r *linuxRunner) environ(env []string) (_ []string, tmp *callTMPDIR, err er
 		return env, nil, nil
 	}
 	return takeTMPDIR(env, r.roots)
+}
+
+// ptsRights are the rights the child adds to the ruleset for the devpts
+// of its mount namespace's own (see linuxspawn.Attr.PtsRights).
+func (r *linuxRunner) ptsRights() uint64 {
+	return landlock.DeviceRights(r.abi, landlock.Rules{FullDiskWrite: r.policy.FullDiskWriteAccess})
 }
 
 // ruleset is the Landlock ruleset of the call, with tmp among its writable

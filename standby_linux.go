@@ -315,6 +315,7 @@ func (r *linuxRunner) makeStandby(needsTMPDIR bool) (_ *standby, err error) {
 		Rlimits:           r.rlimits(),
 		NoNewPrivs:        true,
 		LandlockRulesetFD: s.ruleset,
+		PtsRights:         r.ptsRights(),
 		DropCapabilities:  true,
 		KeepCapabilities:  keptCapabilities,
 		SeccompFilter:     r.bpf,

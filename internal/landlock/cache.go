@@ -36,10 +36,17 @@ type cacheEntry struct {
 	files   []fileID
 	refs    int       // holders: the cache while the entry is in it, and each caller
 	devices time.Time // when the devices' files were last found unchanged
+	uses    int
 }
 
 // deviceRecheck is how long a check of the devices' files holds.
 const deviceRecheck = time.Second
+
+// maxUses is how many calls a ruleset is handed to. A child may add a rule
+// to it (for the pseudo-terminals of its mount namespace, one of its own
+// where the namespace is), which the kernel keeps as long as the ruleset:
+// retired, a ruleset holds at most that many.
+const maxUses = 1024
 
 // NewCache returns a cache that keeps the rulesets of at most size rule
 // sets (one descriptor each).
@@ -57,9 +64,14 @@ func (c *Cache) Get(abi int, r Rules) (fd int, done func(), err error) {
 			continue
 		}
 		if e.current(time.Now(), r.Seen) {
-			copy(c.entries[i:], c.entries[i+1:])
-			c.entries[len(c.entries)-1] = e
 			e.refs++
+			if e.uses++; e.uses >= maxUses {
+				c.entries = append(c.entries[:i], c.entries[i+1:]...)
+				c.unref(e)
+			} else {
+				copy(c.entries[i:], c.entries[i+1:])
+				c.entries[len(c.entries)-1] = e
+			}
 			c.mu.Unlock()
 			return e.fd, c.releaser(e), nil
 		}
@@ -73,7 +85,7 @@ func (c *Cache) Get(abi int, r Rules) (fd int, done func(), err error) {
 	if err != nil || fd < 0 {
 		return fd, func() {}, err
 	}
-	e := &cacheEntry{key: key, fd: fd, files: files, refs: 2, devices: time.Now()}
+	e := &cacheEntry{key: key, fd: fd, files: files, refs: 2, devices: time.Now(), uses: 1}
 	c.mu.Lock()
 	c.entries = append(c.entries, e)
 	if len(c.entries) > c.size {

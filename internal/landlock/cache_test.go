@@ -188,3 +188,31 @@ func TestCacheTakesWhatTheCallerSaw(t *testing.T) {
 	done4()
 	require.NotEqual(t, fd3, fd4, "a path the caller did not see is looked at")
 }
+
+// A ruleset is handed to maxUses calls, then retired: a child may add a
+// rule to it (its namespace's own pseudo-terminals), which the ruleset
+// keeps. The last caller still holds it open until done.
+func TestCacheRetiresAfterMaxUses(t *testing.T) {
+	abi := requireABI(t)
+	c := NewCache(2)
+	rules := Rules{WritableRoots: []string{t.TempDir()}}
+	first, done, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	done()
+	for i := 1; i < maxUses-1; i++ {
+		fd, done, err := c.Get(abi, rules)
+		require.NoError(t, err)
+		require.Equal(t, first, fd, "use %d", i+1)
+		done()
+	}
+	last, doneLast, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	require.Equal(t, first, last)
+	require.True(t, isRuleset(last), "the last caller's ruleset stays open")
+	next, doneNext, err := c.Get(abi, rules)
+	require.NoError(t, err)
+	defer doneNext()
+	require.True(t, isRuleset(next))
+	doneLast()
+	require.False(t, isRuleset(first), "the retired ruleset is closed once its last caller is done")
+}

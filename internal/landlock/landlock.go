@@ -125,6 +125,13 @@ func Handled(abi int, r Rules) (fs, net, scoped uint64) {
 	return fs, net, scoped
 }
 
+// DeviceRights are the rights a ruleset for abi under r gives the devices
+// (pseudo-terminals among them), for a rule added to it later.
+func DeviceRights(abi int, r Rules) uint64 {
+	fs, _, _ := Handled(abi, r)
+	return fs & fileRights
+}
+
 // Build creates a ruleset for abi (the kernel's, or lower) and returns its
 // close-on-exec descriptor, or -1 when the ruleset would handle nothing.
 // The caller closes it.

@@ -15,7 +15,7 @@
 // rename or rmdir can move what is mounted below them; then protected
 // subpaths are bound read-only over themselves, and denied paths are
 // covered by an empty read-only directory or file of a tmpfs made for the
-// purpose. Each target
+// purpose. Every namespace gets a devpts of its own on /dev/pts. Each target
 // is opened without following symlinks and checked against the identity the
 // parent resolved, and each mount is made on that descriptor, not on a
 // path looked up again.
@@ -283,7 +283,7 @@ static int seal_kernel_mounts(struct ls_req *r) {
 // their own flags, but nodev for root and kernel interfaces sealed), the
 // whole tree is made read-only, the clones are put back on the roots,
 // parents first (the parent sorts them), so that a root inside another is
-// put back on top of it, and devices are allowed again.
+// put back on top of it. ls_setup_mounts then allows the devices again.
 static int keep_roots_writable(struct ls_req *r) {
 	const struct ls_mount_target *w = r->mounts[LS_MOUNT_WRITABLE];
 	int n = r->nmounts[LS_MOUNT_WRITABLE];
@@ -326,8 +326,38 @@ static int keep_roots_writable(struct ls_req *r) {
 	}
 	if (err == 0 && (err = seal_kernel_mounts(r)) != 0)
 		err = failed(r, -1, -1, err);
-	if (err == 0 && root && (err = allow_devices()) != 0)
-		err = failed(r, -1, -1, err);
+	return err;
+}
+
+// private_ptys puts a devpts of the namespace's own on /dev/pts. The host's
+// holds every terminal of the machine (for a host user, each of its own),
+// which a command could open and read, taking what is typed there, a sudo
+// password included (found in review). The command's own terminals, the
+// ones it makes through /dev/ptmx, are in this one; those it was given are
+// open already. Landlock's rules for the host's /dev/pts do not reach it:
+// the child adds its own (see allow_own_ptys).
+static int private_ptys(void) {
+	int fs, mnt, fd, err = 0;
+
+	if ((fd = open("/dev/pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : errno;
+	if ((fs = (int)syscall(SYS_fsopen, "devpts", K_FSOPEN_CLOEXEC)) < 0) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	if (syscall(SYS_fsconfig, fs, K_FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, K_FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, K_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	    (mnt = (int)syscall(SYS_fsmount, fs, K_FSMOUNT_CLOEXEC, K_MOUNT_ATTR_NOSUID | K_MOUNT_ATTR_NOEXEC)) < 0) {
+		err = errno;
+	} else {
+		if (clone_onto(mnt, fd) < 0)
+			err = errno;
+		close(mnt);
+	}
+	close(fs);
+	close(fd);
 	return err;
 }
 
@@ -394,6 +424,11 @@ int ls_setup_mounts(struct ls_req *r) {
 		return failed(r, -1, -1, errno);
 	if (r->read_only_rest && (err = keep_roots_writable(r)) != 0)
 		return err;
+	if ((err = private_ptys()) != 0)
+		return failed(r, -1, -1, err);
+	// After the devpts of its own: /dev/ptmx is bound from its ptmx.
+	if (r->read_only_rest && geteuid() == 0 && (err = allow_devices()) != 0)
+		return failed(r, -1, -1, err);
 	// Pins first, parents first (the parent sorts them), then what they
 	// lead to: each mount then sits on the pin above it, which no rename
 	// or rmdir can move (EBUSY).

@@ -49,9 +49,18 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
+#ifndef SYS_landlock_add_rule
+#define SYS_landlock_add_rule 445
+#endif
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
 #endif
+#define K_LANDLOCK_RULE_PATH_BENEATH 1
+
+struct k_landlock_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
 
 // The kernel's struct sigaction is read and written as an array of words:
 // the handler is its first word everywhere but on MIPS, where the flags come
@@ -271,6 +280,30 @@ void ls_child_chdir(struct ls_req *r) {
 	LS_SC1(SYS_close, fd);
 }
 
+// allow_own_ptys adds to the ruleset the rules the command's own
+// pseudo-terminals need where the child's mount namespace has a devpts of
+// its own (see private_ptys), which rules made from the host's paths do not
+// reach: /dev/pts, and its ptmx, which a root command's namespace binds over
+// /dev/ptmx. The kernel merges a rule for a file the ruleset has already.
+static void allow_own_ptys(struct ls_req *r) {
+	static const char *const paths[] = {"/dev/pts", "/dev/pts/ptmx"};
+	struct k_landlock_path_beneath rule;
+	long fd, ret;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		fd = LS_SC4(SYS_openat, AT_FDCWD, paths[i], O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd == -ENOENT)
+			continue;
+		ls_child_check(r, LS_STAGE_LANDLOCK, fd);
+		rule.allowed_access = r->pts_rights;
+		rule.parent_fd = (int32_t)fd;
+		ret = LS_SC4(SYS_landlock_add_rule, r->landlock_fd, K_LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+		LS_SC1(SYS_close, fd);
+		ls_child_check(r, LS_STAGE_LANDLOCK, ret);
+	}
+}
+
 void ls_child_restrict(struct ls_req *r) {
 	int i;
 
@@ -290,6 +323,8 @@ void ls_child_restrict(struct ls_req *r) {
 		reset_scheduling(r);
 	if (r->no_new_privs)
 		ls_child_check(r, LS_STAGE_NO_NEW_PRIVS, LS_SC2(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1));
+	if (r->landlock_fd >= 0 && r->pts_rights != 0 && (r->new_mntns || r->join_mntns >= 0))
+		allow_own_ptys(r);
 	if (r->landlock_fd >= 0)
 		ls_child_check(r, LS_STAGE_LANDLOCK, LS_SC2(SYS_landlock_restrict_self, r->landlock_fd, 0));
 	if (r->drop_caps)

@@ -67,6 +67,12 @@ type Attr struct {
 	// LandlockRulesetFD, if not -1, is a Landlock ruleset the child
 	// restricts itself with (after NoNewPrivs).
 	LandlockRulesetFD int
+	// PtsRights are the rights the child adds to LandlockRulesetFD, before
+	// it restricts itself, for the devpts of its own that a mount namespace
+	// (Mounts or MountNamespace) has on /dev/pts: the ruleset's rules, made
+	// from the host's paths, do not reach it. Each such child adds a rule
+	// to the ruleset, which keeps it (see landlock.Cache).
+	PtsRights uint64
 	// DropCapabilities empties the child's capability sets but for
 	// KeepCapabilities (a mask of 1<<CAP_*), the bounding set included, so
 	// that a root command cannot regain the rest at execve. A host without
@@ -409,6 +415,7 @@ func start(a *Attr, p *pool) (pid int, err error) {
 	// installs its own (past the pools) must end up the same.
 	r.no_new_privs = boolInt(a.NoNewPrivs || a.DropCapabilities || a.SeccompFilter != nil)
 	r.landlock_fd = C.int(a.LandlockRulesetFD)
+	r.pts_rights = C.uint64_t(a.PtsRights)
 	r.drop_caps = boolInt(a.DropCapabilities)
 	r.keep_caps = C.uint64_t(a.KeepCapabilities)
 	// A new user namespace fills the bounding set again.

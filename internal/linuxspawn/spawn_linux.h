@@ -76,6 +76,7 @@ struct ls_req {
 	int pdeathsig;   // 0: none
 	int no_new_privs;
 	int landlock_fd; // negative: none
+	uint64_t pts_rights; // with landlock_fd and a mount namespace: for its own /dev/pts
 	int drop_caps;
 	uint64_t keep_caps; // with drop_caps: the capabilities kept
 	int bounding_inherited; // with drop_caps: the bounding set is already keep_caps
