@@ -212,3 +212,46 @@ func goTestResults(out string) (results, logged map[string]string) {
 	}
 	return results, logged
 }
+
+// TestLinuxFullDiskWriteHostUnreachable: under FullDiskWriteAccess, with
+// the network allowed (or below Landlock ABI 4, where no network right is
+// handled) and no scopes (below ABI 6), a ruleset handled nothing and the
+// command got no Landlock domain, and with it no ptrace scope: a host
+// user's command (no PID or user namespace there) read the host's
+// /proc/PID/environ, the secrets the call leaves out of its environment,
+// and opened its mem for writing (found in review). It still writes and
+// renames anywhere the user can.
+func TestLinuxFullDiskWriteHostUnreachable(t *testing.T) {
+	const env = "SANDBOXEXEC_TEST_FULL_DISK_HOST"
+	if os.Getenv(env) == "1" {
+		outside := os.Getenv("SANDBOXEXEC_TEST_OUTSIDE")
+		for _, abi := range []int{3, 5} {
+			lxSetABI(t, abi)
+			for _, network := range []bool{false, true} {
+				out, err := lxRun(t, lxSh(`tr '\0' '\n' < /proc/$PPID/environ | grep SANDBOXEXEC_TEST_SECRET
+(exec 3<>/proc/$PPID/mem) && echo mem-opened
+mkdir -p "$1/a" "$1/b" && echo in > "$1/a/f" && mv "$1/a/f" "$1/b/f" && ln "$1/b/f" "$1/a/g" && echo moved`, outside),
+					nil, SandboxPolicy{FullDiskWriteAccess: true, NetworkAccess: network})
+				lxDeniedOrNil(t, out, err)
+				assert.NotContains(t, out.Stdout, "hunter2", "ABI %d, network %v: the host's environment read", abi, network)
+				assert.NotContains(t, out.Stdout, "mem-opened", "ABI %d, network %v: the host's memory opened", abi, network)
+				assert.Contains(t, out.Stdout, "moved", "ABI %d, network %v: %s", abi, network, out.Stderr)
+				require.NoError(t, os.RemoveAll(filepath.Join(outside, "a")))
+				require.NoError(t, os.RemoveAll(filepath.Join(outside, "b")))
+			}
+		}
+		return
+	}
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the test binary as another user")
+	}
+	dir := lxNobodyDir(t, "sandboxexec-fulldisk-")
+	outside := filepath.Join(dir, "outside")
+	require.NoError(t, os.Mkdir(outside, 0o777))
+	require.NoError(t, os.Chmod(outside, 0o777))
+	out := lxRunAsNobody(t, dir, time.Minute, []string{env + "=1", "SANDBOXEXEC_TEST_SECRET=hunter2",
+		"SANDBOXEXEC_TEST_OUTSIDE=" + outside}, "-test.run=^TestLinuxFullDiskWriteHostUnreachable$")
+	assert.Contains(t, out, "--- PASS: TestLinuxFullDiskWriteHostUnreachable")
+	t.Logf("the unprivileged host:\n%s", out)
+}

@@ -133,7 +133,8 @@ func DeviceRights(abi int, r Rules) uint64 {
 }
 
 // Build creates a ruleset for abi (the kernel's, or lower) and returns its
-// close-on-exec descriptor, or -1 when the ruleset would handle nothing.
+// close-on-exec descriptor, or -1 when the ruleset would handle nothing
+// (under FullDiskWrite, only below ABI 2: see build).
 // The caller closes it.
 func Build(abi int, r Rules) (int, error) {
 	fd, _, err := build(abi, r)
@@ -143,6 +144,21 @@ func Build(abi int, r Rules) (int, error) {
 // build is Build that also reports the files the rules were made from.
 func build(abi int, r Rules) (int, []fileID, error) {
 	fs, net, scoped := Handled(abi, r)
+	roots := r.WritableRoots
+	if fs == 0 && net == 0 && scoped == 0 && r.FullDiskWrite && abi >= 2 {
+		// Nothing to restrict (full disk write, the network allowed or no
+		// network rights below ABI 4, no scopes below ABI 6) would mean
+		// no domain at all, and with it goes what any domain gets: no
+		// ptrace access to a process outside it. A command of a host user
+		// (no PID or user namespace then) opened the host's
+		// /proc/PID/environ, with the secrets the call leaves out, and
+		// its mem for writing, the unsandboxed host's code (found in
+		// review). So the write rights are handled and granted beneath /,
+		// which changes no write: / is as a writable root. Not at ABI 1,
+		// where no rule grants a rename or link across directories.
+		fs, _, _ = Handled(abi, Rules{})
+		roots = []string{"/"}
+	}
 	if fs == 0 && net == 0 && scoped == 0 {
 		return -1, nil, nil
 	}
@@ -156,7 +172,7 @@ func build(abi int, r Rules) (int, []fileID, error) {
 	ruleset := int(fd)
 	var files []fileID
 	if fs != 0 {
-		for _, root := range r.WritableRoots {
+		for _, root := range roots {
 			id, err := allow(ruleset, root, fs, true)
 			if err != nil {
 				unix.Close(ruleset)

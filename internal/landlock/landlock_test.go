@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -141,11 +142,27 @@ func TestBuild(t *testing.T) {
 	}
 
 	t.Run("nothing handled", func(t *testing.T) {
-		// ABI 3 has no network rights and no scopes; FullDiskWrite drops
-		// the filesystem rights.
-		fd, err := Build(3, Rules{WritableRoots: []string{root}, FullDiskWrite: true, DenyNetwork: true})
+		// ABI 1 has no network rights and no scopes; FullDiskWrite drops
+		// the filesystem rights, and a rule of / could not grant renames
+		// across directories there.
+		fd, err := Build(1, Rules{WritableRoots: []string{root}, FullDiskWrite: true, DenyNetwork: true})
 		require.NoError(t, err)
 		assert.Equal(t, -1, fd)
+	})
+
+	t.Run("full disk write still makes a domain", func(t *testing.T) {
+		// Without network rights (below ABI 4, or the network allowed) and
+		// scopes (below ABI 6), FullDiskWrite would handle nothing and
+		// leave the command no domain, and so no ptrace scope: the write
+		// rights are handled and granted beneath / instead.
+		for a := 2; a <= min(abi, 5); a++ {
+			fd, files, err := build(a, Rules{WritableRoots: []string{root}, FullDiskWrite: true})
+			require.NoError(t, err, "ABI %d", a)
+			require.GreaterOrEqual(t, fd, 0, "ABI %d", a)
+			assert.True(t, slices.ContainsFunc(files, func(f fileID) bool { return f.path == "/" }), "ABI %d: / granted", a)
+			assert.False(t, slices.ContainsFunc(files, func(f fileID) bool { return f.path == root }), "ABI %d: the roots need no rule", a)
+			unix.Close(fd)
+		}
 	})
 
 	t.Run("every ABI up to the kernel's", func(t *testing.T) {
