@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,9 @@ type Proxy struct {
 	// dialAddr connects to an address that Resolve gave and the policy
 	// allows; tests replace it to see which addresses are dialled.
 	dialAddr func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+	// hostAddrs lists the host's own addresses, those of its interfaces;
+	// tests replace it.
+	hostAddrs func() ([]netip.Addr, error)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -98,6 +102,7 @@ func New(patterns []string) (*Proxy, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "tcp", addr.String())
 		},
+		hostAddrs: interfaceAddrs,
 		ctx:       ctx,
 		cancel:    cancel,
 		slots:     make(chan struct{}, MaxConns),
@@ -412,12 +417,22 @@ func (p *Proxy) dial(host string, port uint16, dest string) (net.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving %s: %w", name, err)
 	}
+	var own []netip.Addr
+	if !exact {
+		// The host's own addresses reach its services as loopback does:
+		// those that listen on every address (0.0.0.0, [::]), through a
+		// public address on an interface (a server's, a VPS's, a global
+		// IPv6 address) that no class of Internal names.
+		if own, err = p.hostAddrs(); err != nil {
+			return nil, fmt.Errorf("listing the host's own addresses: %w", err)
+		}
+	}
 	var internal netip.Addr
 	var lastErr error = fmt.Errorf("%s has no address", name)
 	tried := 0
 	for _, a := range addrs {
 		a = a.Unmap()
-		if !exact && Internal(a) {
+		if !exact && (Internal(a) || hostAddr(a, own)) {
 			internal = a
 			continue
 		}
@@ -430,7 +445,7 @@ func (p *Proxy) dial(host string, port uint16, dest string) (net.Conn, error) {
 	}
 	if tried == 0 && internal.IsValid() {
 		return nil, &refusal{dest, "resolves to " + internal.String() +
-			", an internal address, which only an exact pattern (not a wildcard) allows"}
+			", an internal address or one of this host's, which only an exact pattern (not a wildcard) allows"}
 	}
 	return nil, lastErr
 }
@@ -453,6 +468,34 @@ func Internal(a netip.Addr) bool {
 		return true
 	}
 	return internalAddr(a)
+}
+
+// interfaceAddrs lists the addresses of the host's interfaces.
+func interfaceAddrs() ([]netip.Addr, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	own := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				own = append(own, ip.Unmap())
+			}
+		}
+	}
+	return own, nil
+}
+
+// hostAddr reports whether a, or the IPv4 address an IPv6 transition form
+// of it carries (see Internal), is one of own, the host's addresses.
+func hostAddr(a netip.Addr, own []netip.Addr) bool {
+	a = a.Unmap().WithZone("")
+	if slices.Contains(own, a) {
+		return true
+	}
+	v4, ok := embeddedIPv4(a)
+	return ok && slices.Contains(own, v4)
 }
 
 func internalAddr(a netip.Addr) bool {

@@ -121,3 +121,46 @@ func TestProxyWildcardNeverDialsInternal(t *testing.T) {
 	assert.Equal(t, []string{"203.0.113.5", "203.0.113.5", "198.51.100.7", "10.0.0.1", "203.0.113.5"}, dialled())
 	require.Equal(t, []string{"only.wild.test:80", "only.wild.test:443"}, p.Denied())
 }
+
+// A wildcard never leads to the host's own addresses either: a public one on
+// an interface reaches the host's services that listen on every address, as
+// loopback does. Nor to an IPv6 form that carries one. An exact pattern may.
+func TestProxyWildcardNeverDialsTheHost(t *testing.T) {
+	plain := server(t, false)
+	p, addr, dialled := ssrfProxy(t, []string{"*.wild.test", "exact.test"}, map[string][]string{
+		"self.wild.test":  {"203.0.113.9"},
+		"self6.wild.test": {"2001:db8::9"},
+		"nat64.wild.test": {"64:ff9b::cb00:7109", "2002:cb00:7109::1"},
+		"mixed.wild.test": {"203.0.113.9", "203.0.113.5"},
+		"exact.test":      {"203.0.113.9"},
+	}, map[string]bool{"203.0.113.5": true, "203.0.113.9": true, "2001:db8::9": true,
+		"64:ff9b::cb00:7109": true, "2002:cb00:7109::1": true}, port(plain))
+	p.hostAddrs = func() ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("203.0.113.9"), netip.MustParseAddr("2001:db8::9")}, nil
+	}
+	c := client(t, p, addr)
+
+	for _, name := range []string{"self.wild.test", "self6.wild.test", "nat64.wild.test"} {
+		status, body := get(t, c, "http://"+name+":"+port(plain)+"/s")
+		assert.Equal(t, 403, status, "%s: %s", name, body)
+		assert.Contains(t, body, "one of this host's", name)
+	}
+	assert.Empty(t, dialled(), "the host's own addresses are never dialled through a wildcard")
+
+	status, body := get(t, c, "http://mixed.wild.test:"+port(plain)+"/m")
+	assert.Equal(t, 200, status, body)
+	status, body = get(t, c, "http://exact.test:"+port(plain)+"/e")
+	assert.Equal(t, 200, status, body)
+	assert.Equal(t, []string{"203.0.113.5", "203.0.113.9"}, dialled())
+	p2 := p.Denied()
+	assert.Equal(t, []string{"self.wild.test:" + port(plain), "self6.wild.test:" + port(plain), "nat64.wild.test:" + port(plain)}, p2)
+}
+
+// The host's addresses are those of its interfaces: loopback among them.
+func TestInterfaceAddrs(t *testing.T) {
+	own, err := interfaceAddrs()
+	require.NoError(t, err)
+	assert.Contains(t, own, netip.MustParseAddr("127.0.0.1"))
+	assert.True(t, hostAddr(netip.MustParseAddr("::ffff:127.0.0.1"), own))
+	assert.False(t, hostAddr(netip.MustParseAddr("203.0.113.250"), own))
+}
