@@ -27,7 +27,9 @@ import (
 // the host memory the proxy uses stays under MaxConns × (64 KiB + 2 × the
 // copy buffer, 32 KiB), 32 MiB, plus the refusals listed (MaxDenied
 // entries of at most about 260 bytes, with their index: under 1 MiB),
-// whatever the command does.
+// whatever the command does. That is the heap: a tunnel also holds its
+// sockets' kernel buffers and, while Go splices it, a pipe per direction
+// (six descriptors a tunnel at most).
 const (
 	// MaxDenied is how many distinct refused destinations Denied lists; a
 	// refusal past it is refused all the same, but not listed.
