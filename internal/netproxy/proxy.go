@@ -504,7 +504,7 @@ func internalAddr(a netip.Addr) bool {
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
 		shared.Contains(a) || thisNetwork.Contains(a) || protocolAssignments.Contains(a) ||
-		benchmarking.Contains(a) || reserved.Contains(a) || localNAT64.Contains(a)
+		benchmarking.Contains(a) || reserved.Contains(a) || localNAT64.Contains(a) || siteLocal.Contains(a)
 }
 
 // embeddedIPv4 returns the IPv4 address an IPv6 address of a transition
@@ -534,10 +534,13 @@ var (
 	benchmarking        = netip.MustParsePrefix("198.18.0.0/15")
 	reserved            = netip.MustParsePrefix("240.0.0.0/4")
 	localNAT64          = netip.MustParsePrefix("64:ff9b:1::/48")
-	compatible          = netip.MustParsePrefix("::/96")
-	translated          = netip.MustParsePrefix("::ffff:0:0:0/96")
-	nat64               = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour           = netip.MustParsePrefix("2002::/16")
+	// IPv6 site-local addresses are deprecated (RFC 3879), but a network
+	// that still configures them routes them inside.
+	siteLocal  = netip.MustParsePrefix("fec0::/10")
+	compatible = netip.MustParsePrefix("::/96")
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
 )
 
 // relay copies both ways between the client and the destination until

@@ -30,7 +30,7 @@ func TestInternal(t *testing.T) {
 		// IPv6 ranges.
 		"::": true, "::1": true,
 		"fc00::": true, "fdff:ffff::1": true, "fbff::1": false, "fe00::1": false,
-		"fe80::1": true, "febf::1": true, "fec0::1": false,
+		"fe80::1": true, "febf::1": true, "fec0::1": true, "feff::1": true, "ff00::": true, "fe7f::1": false,
 		"ff02::1": true, "64:ff9b:1::1": true,
 		"2001:4860:4860::8888": false, "2606:4700::1111": false,
 		// IPv6 forms that carry an IPv4 address.
