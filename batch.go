@@ -38,3 +38,50 @@ func checkBatchArgs(path string, argv []string) error {
 	}
 	return nil
 }
+
+// batchCommandLine is the command line that runs the batch file script (an
+// absolute path) with argv's arguments, which checkBatchArgs let through.
+// Windows runs a batch file as `cmd.exe /c <command line>`, and cmd.exe
+// runs the command line's first word as it finds it, not the file the
+// caller resolved: a bare name such as `npm` it looks up in the working
+// directory first, and a path it parses as syntax (`C:\a&calc&\..\x.cmd`
+// names an existing file and runs calc). So the line names script, quoted,
+// in place of argv[0]. And cmd.exe strips the first and the last quote of a
+// /c line that holds more than two, which broke a quoted script path with a
+// quoted argument (golang/go#17149): the line is wrapped in one more pair
+// of quotes for it to strip. Inside quotes cmd.exe still expands % and, with
+// delayed expansion, !, so a script path holding either is refused.
+func batchCommandLine(script string, argv []string) (string, error) {
+	if j := strings.IndexAny(script, cmdSpecialQuoted); j >= 0 {
+		return "", fmt.Errorf("sandboxexec: refused: the path of the batch file %s contains %q, which "+
+			"cmd.exe, which runs it, could read as syntax even in quotes", script, script[j])
+	}
+	var b strings.Builder
+	b.WriteString(`""`)
+	b.WriteString(script)
+	b.WriteByte('"')
+	for _, arg := range argv[min(1, len(argv)):] {
+		b.WriteByte(' ')
+		b.WriteString(quoteBatchArg(arg))
+	}
+	b.WriteByte('"')
+	return b.String(), nil
+}
+
+// cmdSpecialQuoted is what cmd.exe reads as syntax inside double quotes.
+const cmdSpecialQuoted = "\"%!\r\n\x00"
+
+// quoteBatchArg quotes arg as Go's syscall.EscapeArg does for an argument
+// without a double quote (checkBatchArgs refuses those): in quotes if it is
+// empty or holds a space or tab, with the backslashes that end it doubled
+// before the closing quote.
+func quoteBatchArg(arg string) string {
+	if arg == "" {
+		return `""`
+	}
+	if !strings.ContainsAny(arg, " \t") {
+		return arg
+	}
+	trailing := len(arg) - len(strings.TrimRight(arg, `\`))
+	return `"` + arg + strings.Repeat(`\`, trailing) + `"`
+}

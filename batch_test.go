@@ -50,3 +50,35 @@ func TestCheckBatchArgs(t *testing.T) {
 		assert.NoError(t, checkBatchArgs(`C:\tools\npm.cmd`, []string{"npm", arg}), "%q", arg)
 	}
 }
+
+func TestBatchCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		argv   []string
+		want   string
+	}{
+		{`C:\tools\npm.cmd`, []string{"npm"}, `""C:\tools\npm.cmd""`},
+		{`C:\tools\npm.cmd`, []string{"npm", "install", "left-pad"}, `""C:\tools\npm.cmd" install left-pad"`},
+		// A quoted script and a quoted argument: cmd.exe strips the outer
+		// pair only (golang/go#17149).
+		{`C:\Program Files\nodejs\npm.cmd`, []string{"npm", "run", "a b"},
+			`""C:\Program Files\nodejs\npm.cmd" run "a b""`},
+		// argv[0] is not on the line: cmd.exe would look it up, or parse it.
+		{`C:\tools\x.bat`, []string{`x&calc&\..\x.bat`, "y"}, `""C:\tools\x.bat" y"`},
+		// Parentheses and & are literal inside quotes.
+		{`C:\Program Files (x86)\a&b\x.bat`, []string{"x"}, `""C:\Program Files (x86)\a&b\x.bat""`},
+		{`C:\x.bat`, []string{"x", "", `a b\`, `C:\dir\`, "tab\there"},
+			`""C:\x.bat" "" "a b\\" C:\dir\ "tab` + "\t" + `here""`},
+	} {
+		got, err := batchCommandLine(tc.script, tc.argv)
+		if assert.NoError(t, err, "%q %q", tc.script, tc.argv) {
+			assert.Equal(t, tc.want, got, "%q %q", tc.script, tc.argv)
+		}
+	}
+	for _, script := range []string{`C:\100%\x.bat`, `C:\%PATH%\x.bat`, `C:\wow!\x.cmd`, `C:\a"b\x.bat`} {
+		_, err := batchCommandLine(script, []string{"x"})
+		if assert.Error(t, err, "%q", script) {
+			assert.Contains(t, err.Error(), "sandboxexec: refused: the path of the batch file")
+		}
+	}
+}

@@ -165,8 +165,8 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     WithStdin, returns an error too. So does, on Windows, a batch file
 //     (.bat, .cmd: npm and npx are such shims) given an argument with a
 //     character that cmd.exe, which runs it, could read as a command (&, |,
-//     %, a double quote...: see "Batch files" in docs/windows.md). Nothing
-//     is run in these cases.
+//     %, a double quote...), or found at a path with % or !: see "Batch
+//     files" in docs/windows.md. Nothing is run in these cases.
 //   - A sandbox this OS or kernel cannot apply returns an error wrapping
 //     ErrSandboxUnavailable; nothing is run.
 //   - The command's exit code, whatever it is, is not an error, except

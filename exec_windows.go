@@ -32,6 +32,19 @@ const killedExitCode = 1
 // whatever is still in it (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE), so not even
 // a crash of this process leaves the tree running.
 func startPlain(req *spawnRequest) (*child, error) {
+	sys := &syscall.SysProcAttr{
+		CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP,
+	}
+	if isBatchFile(req.path) {
+		// cmd.exe runs the command line, not req.path: see batchCommandLine.
+		script, err := batchScriptPath(req.path, req.dir)
+		if err != nil {
+			return nil, fmt.Errorf("sandboxexec: %w", err)
+		}
+		if sys.CmdLine, err = batchCommandLine(script, req.argv); err != nil {
+			return nil, err
+		}
+	}
 	job, err := newKillOnCloseJob()
 	if err != nil {
 		return nil, fmt.Errorf("sandboxexec: job object: %w", err)
@@ -40,9 +53,7 @@ func startPlain(req *spawnRequest) (*child, error) {
 		Dir:   req.dir,
 		Env:   req.env,
 		Files: req.stdio[:],
-		Sys: &syscall.SysProcAttr{
-			CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP,
-		},
+		Sys:   sys,
 	})
 	if err != nil {
 		windows.CloseHandle(job)
@@ -59,6 +70,17 @@ func startPlain(req *spawnRequest) (*child, error) {
 	}
 	j := &jobHandle{h: job}
 	return &child{process: p, killAll: j.kill, release: j.close}, nil
+}
+
+// batchScriptPath is the absolute path of the batch file path, which
+// lookPath keeps relative to dir where it was given so, without the
+// trailing dots and spaces that Windows strips from a file name.
+func batchScriptPath(path, dir string) (string, error) {
+	p := strings.TrimRight(path, ". ")
+	if !filepath.IsAbs(p) && dir != "" && filepath.VolumeName(p) == "" {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Abs(p)
 }
 
 // newKillOnCloseJob creates an unnamed job object whose processes die when

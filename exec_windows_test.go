@@ -209,3 +209,29 @@ func TestWindowsBatchFileArgumentRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "arg hello\r\n", out.Stdout)
 }
+
+// cmd.exe runs a batch file's command line, whose first word it would look
+// up itself, the working directory first: the call names the file it found
+// instead. A quoted path with a quoted argument runs too (golang/go#17149).
+func TestWindowsBatchFileRunsTheFileFound(t *testing.T) {
+	tools := filepath.Join(t.TempDir(), "has space")
+	require.NoError(t, os.Mkdir(tools, 0o755))
+	script := filepath.Join(tools, "tool.cmd")
+	require.NoError(t, os.WriteFile(script, []byte("@echo found [%~1] [%~2]\r\n"), 0o755))
+	// What cmd.exe would find first for "tool", from the working directory.
+	workdir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(workdir, "tool.bat"), []byte("@echo HIJACKED\r\n"), 0o755))
+	env := WithEnv(append(os.Environ(), "PATH="+tools))
+
+	for _, command := range [][]string{
+		{"tool", "a b", "c"},
+		{script, "a b", "c"},
+		{script + ". ", "a b", "c"},
+	} {
+		out, err := ProcessExecToolCall(context.Background(), ExecParams{Command: command, Workdir: workdir},
+			SandboxNone, nil, SandboxPolicy{}, env)
+		require.NoError(t, err, "%q", command)
+		assert.Equal(t, "found [a b] [c]\r\n", out.Stdout, "%q: stderr %q", command, out.Stderr)
+		assert.Equal(t, 0, out.ExitCode, "%q", command)
+	}
+}
