@@ -31,9 +31,18 @@ const killedExitCode = 1
 // nothing it starts can escape the job. Closing the job's last handle kills
 // whatever is still in it (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE), so not even
 // a crash of this process leaves the tree running.
+//
+// The command gets a console of its own, without a window
+// (CREATE_NO_WINDOW), as a Unix command gets a session without a
+// controlling terminal: on the host's console it could read what the user
+// types to the host (CONIN$: a password prompt's, git's or ssh's, takes the
+// keys), write over the host's screen (CONOUT$), and send Ctrl+C or
+// Ctrl+Break to every process on that console, the host included
+// (GenerateConsoleCtrlEvent with group 0), whose default handler exits. A
+// host without a console no longer flashes a window for each call either.
 func startPlain(req *spawnRequest) (*child, error) {
 	sys := &syscall.SysProcAttr{
-		CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP,
+		CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW,
 	}
 	if isBatchFile(req.path) {
 		// cmd.exe runs the command line, not req.path: see batchCommandLine.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,8 @@ const windowsHelperEnv = "SANDBOXEXEC_TEST_WINDOWS_HELPER"
 
 // TestWindowsHelperProcess is not a test: the tree tests run the test binary
 // as a helper. "tree" starts a "sleep" grandchild that shares its stdout,
-// prints both pids, and sleeps; "sleep" only sleeps.
+// prints both pids, and sleeps; "sleep" only sleeps; "console" prints the
+// pids of the processes attached to its console.
 func TestWindowsHelperProcess(t *testing.T) {
 	switch os.Getenv(windowsHelperEnv) {
 	case "tree":
@@ -40,8 +42,23 @@ func TestWindowsHelperProcess(t *testing.T) {
 	case "sleep":
 		time.Sleep(time.Minute)
 		os.Exit(0)
+	case "console":
+		pids := make([]uint32, 1024)
+		n, _, err := procGetConsoleProcessList.Call(uintptr(unsafe.Pointer(&pids[0])), uintptr(len(pids)))
+		if n == 0 || n > uintptr(len(pids)) {
+			fmt.Fprintln(os.Stderr, "GetConsoleProcessList:", n, err)
+			os.Exit(3)
+		}
+		fmt.Print("console")
+		for _, pid := range pids[:n] {
+			fmt.Print(" ", pid)
+		}
+		fmt.Println()
+		os.Exit(0)
 	}
 }
+
+var procGetConsoleProcessList = windows.NewLazySystemDLL("kernel32.dll").NewProc("GetConsoleProcessList")
 
 // windowsTreeCommand runs the helper tree under cmd /c.
 func windowsTreeCommand(t *testing.T) ([]string, []Option) {
@@ -234,4 +251,25 @@ func TestWindowsBatchFileRunsTheFileFound(t *testing.T) {
 		assert.Equal(t, "found [a b] [c]\r\n", out.Stdout, "%q: stderr %q", command, out.Stderr)
 		assert.Equal(t, 0, out.ExitCode, "%q", command)
 	}
+}
+
+// The command gets a console of its own: on the host's, it could read what
+// is typed to the host (CONIN$), and send Ctrl+C to every process attached,
+// the host included. (Where the test binary has no console, the check
+// holds trivially.)
+func TestWindowsConsoleNotShared(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	timeout := uint64(30_000)
+	out, err := ProcessExecToolCall(context.Background(),
+		ExecParams{Command: []string{exe, "-test.run=^TestWindowsHelperProcess$"}, TimeoutMs: &timeout},
+		SandboxNone, nil, SandboxPolicy{}, WithEnv(append(os.Environ(), windowsHelperEnv+"=console")))
+	require.NoError(t, err)
+	require.Equal(t, 0, out.ExitCode, "stderr: %s", out.Stderr)
+	fields := strings.Fields(out.Stdout)
+	require.NotEmpty(t, fields)
+	require.Equal(t, "console", fields[0], "stdout %q", out.Stdout)
+	host := strconv.Itoa(os.Getpid())
+	assert.NotContains(t, fields[1:], host, "the command shares the host's console")
+	assert.NotEmpty(t, fields[1:], "the command has no console")
 }
