@@ -28,7 +28,9 @@ const killedExitCode = 1
 // startPlain starts req unconfined in a job object of its own, so that the
 // command and everything it starts can be killed together: the process is
 // created suspended, assigned to the job, and only then resumed, so that
-// nothing it starts can escape the job. Closing the job's last handle kills
+// nothing it starts with CreateProcess escapes the job (which allows no
+// breakaway; what WMI, a service or the Task Scheduler starts for it is
+// not its child, and is out of reach). Closing the job's last handle kills
 // whatever is still in it (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE), so not even
 // a crash of this process leaves the tree running.
 //
