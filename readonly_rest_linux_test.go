@@ -8,6 +8,7 @@ package sandboxexec
 // inode flags), which Landlock does not see, fail with EROFS there.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -402,6 +403,63 @@ attempt("create", lambda: create(new))
 	lxRequireAbsent(t, cgDir)
 	assert.Equal(t, sysMode, roStatOf(t, in("sysfs", "kernel")).Mode)
 	assert.Equal(t, mounts, fsMountinfo(t), "the host's mounts changed")
+}
+
+// A kernel file system below a root is sealed even while another call's
+// command renames what leads to it: the child reads the mount table, then
+// opens the point it gave (found in review: a mount whose directory had
+// just been renamed away was skipped as gone, and a chroot's /proc/sys was
+// left writable; a swap of two directories would seal one mount twice).
+func TestReadOnlyRestKernelMountMovedDuringSeal(t *testing.T) {
+	fsRequireMounts(t)
+	if os.Geteuid() != 0 {
+		t.Skip("mounting proc needs root")
+	}
+	root := lxRealDir(t)
+	for _, d := range []string{"a", "b"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d, "proc"), 0o755))
+		roMount(t, "proc", filepath.Join(root, d, "proc"), "proc", 0, "")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	mover := make(chan struct{})
+	go func() {
+		defer close(mover)
+		ProcessExecToolCall(ctx, ExecParams{Command: lxPy(t, `
+import time
+a, b, c = sys.argv[1:4]
+libc.renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+open(os.path.join(os.path.dirname(a), "moving"), "w").close()
+end = time.time() + 30
+while time.time() < end:
+    try:
+        os.rename(a, c)
+        os.rename(c, a)
+        check(libc.renameat2(-100, a.encode(), -100, b.encode(), 2))  # RENAME_EXCHANGE
+    except OSError:
+        pass
+`, filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c"))},
+			SandboxLinuxSeccomp, []string{root}, SandboxPolicy{})
+	}()
+	defer func() { cancel(); <-mover }()
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(root, "moving"))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	// Each call has roots of its own, and with them a namespace made now.
+	// One whose seal keeps finding the mounts moved fails closed.
+	ran := 0
+	for i := 0; i < 40; i++ {
+		out, err := lxRun(t, lxSh(`for d in a b c; do
+  if (: >"$1/$d/proc/sys/vm/overcommit_ratio") 2>/dev/null; then echo "writable: $d"; fi
+done; true`, root), []string{root, lxRealDir(t)}, SandboxPolicy{})
+		if errors.Is(err, ErrSandboxUnavailable) {
+			continue
+		}
+		lxRequireOK(t, out, err)
+		require.NotContains(t, out.Stdout, "writable", "call %d", i)
+		ran++
+	}
+	require.NotZero(t, ran)
 }
 
 // A root on a read-only mount stays read-only: a tmpfs mounted read-only,

@@ -72,6 +72,7 @@
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#define K_STATX_MNT_ID 0x00001000U
 
 struct k_mount_attr {
 	uint64_t attr_set, attr_clr, propagation, userns_fd;
@@ -195,34 +196,96 @@ static int below_root(const struct ls_req *r, const char *path) {
 	return 0;
 }
 
-// seal_mount makes the mount at path, with every mount below it,
-// read-only, nosuid, nodev and noexec. A mount point gone since the table
-// was read (the host removed it, taking the mount with it) is skipped.
-static int seal_mount(const char *path) {
+// mount_id is the ID (as the mount table shows it) of the mount fd lies
+// on, or 0 where the kernel does not say (statx's STATX_MNT_ID, Linux 5.8,
+// older than mount_setattr).
+static uint64_t mount_id(int fd) {
+	struct statx stx;
+	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, K_STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & K_STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+// mount_parent is the parent of the mount id in the namespace's mount
+// table, or 0 where the table has no such mount.
+static uint64_t mount_parent(uint64_t id) {
+	char buf[512];
+	uint64_t num[2] = {0, 0}, parent = 0;
+	int field = 0, fd;
+	ssize_t n, i;
+
+	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	while (parent == 0 && (n = read(fd, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (i = 0; i < n && parent == 0; i++) {
+			if (buf[i] == '\n') {
+				if (field >= 2 && num[0] == id)
+					parent = num[1];
+				num[0] = num[1] = 0, field = 0;
+			} else if (buf[i] == ' ') {
+				field++;
+			} else if (field < 2 && buf[i] >= '0' && buf[i] <= '9') {
+				num[field] = num[field] * 10 + (uint64_t)(buf[i] - '0');
+			}
+		}
+	}
+	close(fd);
+	return parent;
+}
+
+// seal_mount makes the mount id, which the mount table showed at path, with
+// every mount below it, read-only, nosuid, nodev and noexec. The table
+// gives a path, and a command of another call may rename what leads to it
+// (a directory of a writable root that holds the mount) between the look
+// and the open (found in review: a proc below a root was left writable,
+// and another call's command could rename two directories to swap their
+// mounts). So the mount reached there must be id, or one stacked on it
+// (which hides it and what is below it for good: no command can unmount);
+// for anything else, or nothing, it returns EAGAIN and the caller reads
+// the table again: a mount the host removed is no longer in it.
+static int seal_mount(const char *path, uint64_t id) {
 	struct k_open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW, .resolve = K_RESOLVE_NO_SYMLINKS};
-	int err = 0, fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+	uint64_t at;
+	int depth, err = 0, fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
 	if (fd < 0 && errno == ENOSYS)
 		fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : errno;
-	if (set_attr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
-		     K_MOUNT_ATTR_RDONLY | K_MOUNT_ATTR_NOSUID | K_MOUNT_ATTR_NODEV | K_MOUNT_ATTR_NOEXEC) < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? EAGAIN : errno;
+	if ((at = mount_id(fd)) == 0) {
+		close(fd);
+		return ENOSYS;
+	}
+	for (depth = 0; at != id && at != 0 && depth < 16; depth++)
+		at = mount_parent(at);
+	if (at != id)
+		err = EAGAIN;
+	else if (set_attr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE,
+			  K_MOUNT_ATTR_RDONLY | K_MOUNT_ATTR_NOSUID | K_MOUNT_ATTR_NODEV | K_MOUNT_ATTR_NOEXEC) < 0)
 		err = errno;
 	close(fd);
 	return err;
 }
 
-// seal_kernel_mounts seals each mount of a kernel_fs below a writable root.
+// seal_pass seals each mount of a kernel_fs below a writable root once.
 // It reads the namespace's own mount table, a line of which is "ID PARENT
 // MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER", the point
 // with space, tab, newline and backslash escaped as \ooo; into a buffer of
 // the stack, since the child may not allocate. A point too long for it
-// that may lie below a root fails closed.
-static int seal_kernel_mounts(struct ls_req *r) {
-	char buf[1024], point[PATH_MAX], type[32];
+// that may lie below a root fails closed. It returns EAGAIN when a mount
+// was not where the table said (see seal_mount), once it has been through
+// the table.
+static int seal_pass(struct ls_req *r) {
+	char buf[1024], point[PATH_MAX], type[32], opt[2] = {0, 0};
 	size_t np = 0, nt = 0, flen = 0;
-	int field = 0, after = -1, esc = 0, overflow = 0, fd, err = 0;
+	int field = 0, after = -1, esc = 0, overflow = 0, again = 0, fd, err = 0;
 	unsigned oct = 0;
+	uint64_t id = 0;
 	char first = 0;
 	ssize_t n, i;
 
@@ -239,10 +302,19 @@ static int seal_kernel_mounts(struct ls_req *r) {
 			char c = buf[i];
 			if (c == '\n') {
 				point[np] = type[nt] = 0;
-				if (after >= 1 && is_kernel_fs(type) && below_root(r, point))
-					err = overflow ? ENAMETOOLONG : seal_mount(point);
+				if (after >= 1 && is_kernel_fs(type) && below_root(r, point)) {
+					err = overflow ? ENAMETOOLONG : seal_mount(point, id);
+					// One already read-only is as the rest is: the
+					// roots' first mounts, below their clones, which
+					// the tree's read-only covers.
+					if (err == EAGAIN && !(opt[0] == 'r' && opt[1] == 'o'))
+						again = 1;
+					if (err == EAGAIN)
+						err = 0;
+				}
 				np = nt = flen = 0;
 				field = 0, after = -1, esc = overflow = 0;
+				id = 0, opt[0] = opt[1] = 0;
 			} else if (c == ' ') {
 				if (after >= 0)
 					after++;
@@ -252,9 +324,13 @@ static int seal_kernel_mounts(struct ls_req *r) {
 					field++;
 				flen = 0;
 			} else {
+				if (after < 0 && field == 5 && flen < 2)
+					opt[flen] = c;
 				if (flen++ == 0)
 					first = c;
-				if (after == 0 && nt < sizeof type - 1) {
+				if (after < 0 && field == 0 && c >= '0' && c <= '9') {
+					id = id * 10 + (uint64_t)(c - '0');
+				} else if (after == 0 && nt < sizeof type - 1) {
 					type[nt++] = c;
 				} else if (after < 0 && field == 4) {
 					if (esc > 0) {
@@ -275,7 +351,20 @@ static int seal_kernel_mounts(struct ls_req *r) {
 		}
 	}
 	close(fd);
-	return err;
+	return err == 0 && again ? EAGAIN : err;
+}
+
+// seal_kernel_mounts seals each mount of a kernel_fs below a writable root,
+// reading the table again while a mount was not where it said; a sealed
+// mount stays so (no command can change it), so a pass that found each
+// where it said leaves none unsealed. One moved out of the table's sight
+// (below a directory of another call's root) is not in it: see
+// docs/linux.md. A command that keeps moving them fails the call.
+static int seal_kernel_mounts(struct ls_req *r) {
+	int pass, err = EAGAIN;
+	for (pass = 0; err == EAGAIN && pass < 8; pass++)
+		err = seal_pass(r);
+	return err == EAGAIN ? EBUSY : err;
 }
 
 // keep_roots_writable makes every mount read-only (and, for root, nodev)
