@@ -358,7 +358,7 @@ func TestReadOnlyRestKernelInterfacesInRoot(t *testing.T) {
 	// Names with a space and a backslash, which the mount table escapes.
 	root := filepath.Join(lxRealDir(t), `a root\`)
 	require.NoError(t, os.Mkdir(root, 0o755))
-	for _, fstype := range []string{"proc", "sysfs", "devtmpfs", "cgroup2"} {
+	for _, fstype := range []string{"proc", "sysfs", "devtmpfs", "devpts", "cgroup2"} {
 		dir := filepath.Join(root, fstype+` \`)
 		require.NoError(t, os.Mkdir(dir, 0o755))
 		roMount(t, fstype, dir, fstype, 0, "")
@@ -383,19 +383,20 @@ func roCheckKernelInterfacesInRoot(t *testing.T, root string) {
 	mounts := fsMountinfo(t)
 	sysMode := roStatOf(t, in("sysfs", "kernel")).Mode
 	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
-sysctl, sysdir, cg, null, zero, new = sys.argv[1:7]
+sysctl, sysdir, cg, null, zero, new, ptmx = sys.argv[1:8]
 attempt("sysctl", lambda: os.close(os.open(sysctl, os.O_WRONLY)))
 attempt("sysfs_chmod", lambda: os.chmod(sysdir, os.stat(sysdir).st_mode & 0o7777))
 attempt("cgroup_mkdir", lambda: os.mkdir(cg))
 attempt("devtmpfs_open", lambda: os.close(os.open(null, os.O_RDONLY)))
 attempt("node_open", lambda: os.close(os.open(zero, os.O_RDONLY)))
+attempt("devpts_open", lambda: os.close(os.open(ptmx, os.O_RDWR | os.O_NOCTTY)))
 attempt("create", lambda: create(new))
 `, in("proc", "sys", "vm", "overcommit_ratio"), in("sysfs", "kernel"), cgDir, in("devtmpfs", "null"),
-		filepath.Join(root, "zero"), filepath.Join(root, "new"))
+		filepath.Join(root, "zero"), filepath.Join(root, "new"), in("devpts", "ptmx"))
 	for _, op := range []string{"sysctl", "sysfs_chmod", "cgroup_mkdir"} {
 		assert.Equal(t, "EROFS", res[op], "%s: %s", op, out.Stdout)
 	}
-	for _, op := range []string{"devtmpfs_open", "node_open"} {
+	for _, op := range []string{"devtmpfs_open", "node_open", "devpts_open"} {
 		assert.Equal(t, "EACCES", res[op], "%s: %s", op, out.Stdout)
 	}
 	assert.Equal(t, "OK", res["create"], out.Stdout)

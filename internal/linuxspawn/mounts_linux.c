@@ -168,11 +168,13 @@ static int allow_devices(void) {
 // storage. One mounted below a writable root, as a chroot's /proc, /sys or
 // /dev is, would hand a root command what the read-only rest keeps from it:
 // a write to the chroot's /proc/sys sets the host's sysctls (found in
-// review). seal_kernel_mounts makes each read-only like the rest.
+// review). A devpts there would hand a host user's command the user's
+// terminals, which the namespace's own devpts keeps from it (see
+// private_ptys). seal_kernel_mounts makes each read-only like the rest.
 static const char *const kernel_fs[] = {
     "proc",     "sysfs",       "cgroup",  "cgroup2",   "devtmpfs", "debugfs",    "tracefs", "securityfs", "bpf",
     "configfs", "efivarfs",    "pstore",  "binfmt_misc", "fusectl", "selinuxfs", "smackfs", "mqueue",     "nfsd",
-    "rpc_pipefs",
+    "rpc_pipefs", "devpts",    "resctrl", "xenfs",
 };
 
 static int is_kernel_fs(const char *type) {
