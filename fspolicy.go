@@ -94,16 +94,13 @@ func (m fsMasks) empty() bool {
 // submodule's .git), DIR and the common directory it names, unless that is
 // "/", a writable root or one of its ancestors (either path going through a
 // symlink inside a writable root is an error: the command could repoint
-// it); and each DenyRead path that exists, resolved, less those within a
-// denied directory. Nothing is created.
+// it); for .git, what the host's git runs from the worktree as well (see
+// gitScan: submodules' .git entries, core.hooksPath); and each DenyRead
+// path that exists, resolved, less those within a denied directory.
+// Nothing is created.
 func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 	m := fsMasks{found: map[string]fs.FileInfo{}}
-	addRO := func(p string, fi fs.FileInfo) {
-		if _, dup := m.found[p]; !dup {
-			m.found[p] = fi
-			m.ReadOnly = append(m.ReadOnly, p)
-		}
-	}
+	git := gitScan{roots: roots, masks: &m, scanned: map[string]bool{}, left: gitScanMax}
 	for _, root := range roots {
 		for _, name := range policy.readOnlySubpaths() {
 			p := filepath.Join(root, name)
@@ -114,28 +111,18 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 			if err != nil {
 				return fsMasks{}, fmt.Errorf("sandboxexec: read-only subpath: %w", err)
 			}
-			switch {
-			case fi.Mode()&fs.ModeSymlink != 0:
+			if fi.Mode()&fs.ModeSymlink != 0 {
 				return fsMasks{}, fmt.Errorf("sandboxexec: read-only subpath %s is a symlink, which the command "+
 					"could replace: make it a directory, or leave %q out of ReadOnlySubpaths", p, name)
-			case fi.Mode().IsRegular():
-				addRO(p, fi)
-				dirs, err := gitdirOf(p, roots)
-				if err != nil {
+			}
+			gitdir, common, err := m.protectEntry(p, fi, roots)
+			if err != nil {
+				return fsMasks{}, err
+			}
+			if name == ".git" {
+				if err := git.repository(root, gitdir, common); err != nil {
 					return fsMasks{}, err
 				}
-				for _, d := range dirs {
-					// "gitdir: .", "..", "/": made read-only, it would take
-					// a writable root with it (or do nothing, on /).
-					if slices.ContainsFunc(roots, func(r string) bool { return pathWithin(r, d) }) {
-						continue
-					}
-					if dfi, err := os.Lstat(d); err == nil {
-						addRO(d, dfi)
-					}
-				}
-			default:
-				addRO(p, fi)
 			}
 		}
 	}
@@ -196,47 +183,95 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 	return m, nil
 }
 
+// protectEntry makes the entry p, found as fi, read-only; where it is a
+// file that names a git directory ("gitdir: DIR", a worktree's or a
+// submodule's .git), that directory and its common directory too, unless
+// one is "/", a writable root or above one: made read-only, it would take
+// the root with it. It returns the git and common directories it
+// protected ("" for none); a directory is both its own.
+func (m *fsMasks) protectEntry(p string, fi fs.FileInfo, roots []string) (gitdir, common string, err error) {
+	m.addReadOnly(p, fi)
+	if fi.IsDir() {
+		return p, p, nil
+	}
+	if !fi.Mode().IsRegular() {
+		return "", "", nil
+	}
+	dir, commondir, err := gitdirOf(p, roots)
+	if err != nil {
+		return "", "", err
+	}
+	protect := func(d string) string {
+		if d == "" || slices.ContainsFunc(roots, func(r string) bool { return pathWithin(r, d) }) {
+			return ""
+		}
+		dfi, err := os.Lstat(d)
+		if err != nil {
+			return ""
+		}
+		m.addReadOnly(d, dfi)
+		return d
+	}
+	gitdir = protect(dir)
+	common = gitdir
+	if commondir != "" {
+		common = protect(commondir)
+	}
+	return gitdir, common, nil
+}
+
+// addReadOnly adds p, found as fi, to what is made read-only, unless it
+// is there already or lies within a directory that is (a submodule's git
+// directory in the root's .git): one more mount would protect nothing
+// more.
+func (m *fsMasks) addReadOnly(p string, fi fs.FileInfo) {
+	if slices.ContainsFunc(m.ReadOnly, func(d string) bool { return pathWithin(p, d) }) {
+		return
+	}
+	m.found[p] = fi
+	m.ReadOnly = append(m.ReadOnly, p)
+}
+
 // gitdirOf reads a ".git" file ("gitdir: DIR", written by git worktree add
 // and by submodules) and returns DIR, resolved, and the common directory
-// DIR/commondir names, which holds the hooks and the configuration; none
-// when the file says something else or names nothing that exists. Either
-// path going through a symlink that lies inside one of the writable roots
-// is an error, whether it leads anywhere or not: the .git file is kept
-// read-only, but the command could repoint the link, and the host's git
-// would follow it to a directory (and hooks) of the command's making.
-func gitdirOf(file string, roots []string) ([]string, error) {
+// DIR/commondir names, which holds the hooks and the configuration ("" for
+// none, or where it is DIR); none when the file says something else or
+// names nothing that exists. Either path going through a symlink that lies
+// inside one of the writable roots is an error, whether it leads anywhere
+// or not: the .git file is kept read-only, but the command could repoint
+// the link, and the host's git would follow it to a directory (and hooks)
+// of the command's making.
+func gitdirOf(file string, roots []string) (gitdir, common string, err error) {
 	head, err := readGitFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("sandboxexec: read-only subpath: %w", err)
+		return "", "", fmt.Errorf("sandboxexec: read-only subpath: %w", err)
 	}
 	line, _, _ := bytes.Cut(head, []byte("\n"))
 	target, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
 	if !ok {
-		return nil, nil
+		return "", "", nil
 	}
-	var out []string
-	gitdir := strings.TrimSpace(target)
-	dir, err := resolveFrom(filepath.Dir(file), gitdir, roots)
+	named := strings.TrimSpace(target)
+	dir, err := resolveFrom(filepath.Dir(file), named, roots)
 	if err != nil {
-		return nil, fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %q, which %w: "+
-			"give the directory it points to instead, or leave %q out of ReadOnlySubpaths", file, gitdir, err, filepath.Base(file))
+		return "", "", fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %q, which %w: "+
+			"give the directory it points to instead, or leave %q out of ReadOnlySubpaths", file, named, err, filepath.Base(file))
 	}
 	if dir == "" {
-		return nil, nil
+		return "", "", nil
 	}
-	out = append(out, dir)
 	if b, err := readGitFile(filepath.Join(dir, "commondir")); err == nil && len(b) < gitFileMax {
 		commondir := strings.TrimSpace(string(b))
 		common, err := resolveFrom(dir, commondir, roots)
 		if err != nil {
-			return nil, fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %s, whose commondir %q %w: "+
+			return "", "", fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %s, whose commondir %q %w: "+
 				"give the directory it points to instead, or leave %q out of ReadOnlySubpaths", file, dir, commondir, err, filepath.Base(file))
 		}
-		if common != "" && common != dir {
-			out = append(out, common)
+		if common != dir {
+			return dir, common, nil
 		}
 	}
-	return out, nil
+	return dir, "", nil
 }
 
 // gitFileMax is the most of a .git or commondir file that gitdirOf reads:
@@ -252,12 +287,18 @@ const gitFileMax = 4096
 // opened (a device's open can do things of its own), even should the path
 // be swapped between the look and the open (see openRegular).
 func readGitFile(path string) ([]byte, error) {
+	return readRegular(path, gitFileMax)
+}
+
+// readRegular reads the regular file at path, max bytes at most, as
+// readGitFile does.
+func readRegular(path string, max int64) ([]byte, error) {
 	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, gitFileMax))
+	return io.ReadAll(io.LimitReader(f, max))
 }
 
 // errNotRegular is openRegular's error for what is not a regular file.

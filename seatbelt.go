@@ -298,7 +298,8 @@ func seatbeltPrefix(writableRoots []string, policy SandboxPolicy, proxyPort int)
 // compiled on every platform; running its result needs macOS.
 //
 // The filesystem policy holds under FullDiskWriteAccess and NetworkAccess
-// too: each existing ReadOnlySubpaths entry (and a worktree's gitdir) gets
+// too: each existing ReadOnlySubpaths entry (and a worktree's gitdir, the
+// .git of each submodule in a root, a core.hooksPath directory there) gets
 // a rule that denies writes in it and of it, each existing DenyRead path one
 // that denies every access (EPERM, not the empty view Linux gives), and the
 // directories above them may not be renamed, since the rules follow paths.

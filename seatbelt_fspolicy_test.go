@@ -361,3 +361,29 @@ func TestSeatbeltDataVolumeNamesFromTheVolume(t *testing.T) {
 	// The volume itself has no other name.
 	assert.Equal(t, []string{vol}, withDataVolumeNames([]string{vol}))
 }
+
+// A submodule's .git file in a root is read-only by literal, a
+// core.hooksPath directory in it by subpath, and the directories above
+// each may not be renamed: Seatbelt's rules follow paths as the Linux
+// mounts do.
+func TestCreateSeatbeltCommandReadOnlySubmodule(t *testing.T) {
+	noDataVolume(t)
+	root := fakeSuperproject(t)
+	writeFiles(t, root, map[string]string{".git/config": "[core]\n\thooksPath = .husky\n"})
+	require.NoError(t, os.Mkdir(filepath.Join(root, ".husky"), 0o755))
+
+	argv, err := CreateSeatbeltCommand([]string{"true"}, []string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	checkSeatbeltArgv(t, argv)
+	params := seatbeltParamsOf(t, argv)
+	assert.Equal(t, []string{filepath.Join(root, ".git"), filepath.Join(root, ".husky")}, params.readOnlyDirs)
+	files := []string{filepath.Join(root, "sub", ".git"), filepath.Join(root, "lib", "x", ".git"), filepath.Join(root, "sub", "inner", ".git")}
+	assert.Equal(t, files, params.readOnlyFiles)
+	for _, f := range files {
+		for _, dir := range ancestors(f) {
+			assert.Contains(t, params.pinned, dir)
+		}
+	}
+	assert.Contains(t, argv[2], wantSeatbeltReadOnly(2, 3))
+	assert.Contains(t, argv[2], wantSeatbeltPinned(len(params.pinned)))
+}

@@ -1,0 +1,355 @@
+package sandboxexec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// gitScanMax bounds the directories one policy resolution looks into
+// below the git directories of its roots (each submodule's git directory,
+// each step of a submodule name with slashes). A git directory the command
+// made in an earlier call, where none was, could hold any number of them;
+// past the bound the call fails rather than leave the rest unread. A
+// variable for tests.
+var gitScanMax = 4096
+
+// gitConfigMax is the most of a configuration file read; a larger one is
+// an error, for the same reason.
+const gitConfigMax = 1 << 20
+
+// gitScan finds what the host's git runs from inside the writable roots,
+// beyond a root's .git: the .git entry of each submodule and linked
+// worktree in a root (the host's git status in the root runs git in each
+// populated submodule, with the configuration that entry leads to), and
+// the hooks directory a configuration names there (core.hooksPath, as
+// husky sets it, or a hooks directory that is a symlink). It reads only
+// what lies within protected git directories, which the command cannot
+// change: the configuration files, the submodules' git directories, the
+// linked worktrees' gitdir files.
+type gitScan struct {
+	roots []string
+	masks *fsMasks
+	// scanned holds the git directories read, and, as "worktrees:" and
+	// the directory, the common directories whose worktrees were listed.
+	scanned map[string]bool
+	left    int // directories that may still be looked into
+}
+
+// repository protects what the host's git takes from the git directory
+// gitdir, whose common directory is common, when it runs in the worktree
+// whose top is top; "" for a submodule's git directory, whose
+// configuration names its worktree (core.worktree). Either directory is ""
+// where it is not protected: what it holds could be the command's.
+func (s *gitScan) repository(top, gitdir, common string) error {
+	if gitdir == "" || s.scanned[gitdir] {
+		return nil
+	}
+	s.scanned[gitdir] = true
+	if err := s.spend(gitdir); err != nil {
+		return err
+	}
+	config, err := s.config(gitdir, common)
+	if err != nil {
+		return err
+	}
+	tops := []string{top}
+	if top == "" {
+		if tops, err = s.submoduleWorktrees(gitdir, config); err != nil {
+			return err
+		}
+		if len(tops) == 0 {
+			tops = []string{""} // an absolute core.hooksPath still counts
+		}
+	}
+	for _, t := range tops {
+		for _, e := range config {
+			if e.name == "core.hookspath" && e.hasValue {
+				if err := s.hooksPath(t, e.value); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if common != "" {
+		if err := s.hooksLink(filepath.Join(common, "hooks")); err != nil {
+			return err
+		}
+		if err := s.linkedWorktrees(common); err != nil {
+			return err
+		}
+	}
+	return s.submodules(filepath.Join(gitdir, "modules"))
+}
+
+// spend counts one more directory looked into below dir.
+func (s *gitScan) spend(dir string) error {
+	if s.left--; s.left < 0 {
+		return fmt.Errorf("sandboxexec: read-only subpath: more than %d git directories of submodules and worktrees "+
+			"to look into, up to %s: leave \".git\" out of ReadOnlySubpaths", gitScanMax, dir)
+	}
+	return nil
+}
+
+// config is the configuration git reads for gitdir: common's config, and
+// gitdir's config.worktree (per worktree, with extensions.worktreeConfig).
+// Files that are missing or not regular are skipped (git could not read
+// the latter either); a file that does not parse gives what came before
+// the error, after which git reads nothing.
+func (s *gitScan) config(gitdir, common string) ([]gitConfigEntry, error) {
+	var files []string
+	if common != "" {
+		files = append(files, filepath.Join(common, "config"))
+	}
+	files = append(files, filepath.Join(gitdir, "config.worktree"))
+	var entries []gitConfigEntry
+	for _, f := range files {
+		b, err := readRegular(f, gitConfigMax+1)
+		if err != nil {
+			continue
+		}
+		if len(b) > gitConfigMax {
+			return nil, fmt.Errorf("sandboxexec: read-only subpath: %s is larger than %d bytes, "+
+				"too large to look for core.hooksPath and core.worktree in: leave \".git\" out of ReadOnlySubpaths", f, gitConfigMax)
+		}
+		e, _ := parseGitConfig(b)
+		entries = append(entries, e...)
+	}
+	return entries, nil
+}
+
+// submoduleWorktrees resolves each core.worktree of a submodule's git
+// directory (relative to it) and protects the .git entry there when it
+// lies in a writable root: rewritten to name a git directory of the
+// command's, with core.fsmonitor set, it would have the host's next git
+// status in the superproject run the command's program. It returns the
+// worktrees that exist. A path through a symlink inside a root is an
+// error: the command could repoint it.
+func (s *gitScan) submoduleWorktrees(gitdir string, config []gitConfigEntry) ([]string, error) {
+	var tops []string
+	for _, e := range config {
+		if e.name != "core.worktree" || !e.hasValue {
+			continue
+		}
+		top, err := resolveFrom(gitdir, e.value, s.roots)
+		if err != nil {
+			return nil, fmt.Errorf("sandboxexec: read-only subpath: the submodule git directory %s names its worktree %q, which %w: "+
+				"leave \".git\" out of ReadOnlySubpaths", gitdir, e.value, err)
+		}
+		if top == "" {
+			continue
+		}
+		tops = append(tops, top)
+		if err := s.worktreeEntry(top, gitdir); err != nil {
+			return nil, err
+		}
+	}
+	return tops, nil
+}
+
+// linkedWorktrees protects the .git file of each linked worktree of common
+// (git worktree add) that lies in a writable root, found through the
+// worktree's gitdir file in common/worktrees/ID.
+func (s *gitScan) linkedWorktrees(common string) error {
+	if s.scanned["worktrees:"+common] {
+		return nil
+	}
+	s.scanned["worktrees:"+common] = true
+	dir := filepath.Join(common, "worktrees")
+	ids, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, id := range ids {
+		if !id.IsDir() {
+			continue
+		}
+		gitdir := filepath.Join(dir, id.Name())
+		if err := s.spend(gitdir); err != nil {
+			return err
+		}
+		b, err := readGitFile(filepath.Join(gitdir, "gitdir"))
+		if err != nil || len(b) >= gitFileMax {
+			continue
+		}
+		// The .git file's path: absolute, or (worktree.useRelativePaths)
+		// relative to the file that names it.
+		dotGit := strings.TrimSpace(string(b))
+		top, err := resolveFrom(gitdir, filepath.Dir(dotGit), s.roots)
+		if err != nil {
+			return fmt.Errorf("sandboxexec: read-only subpath: the worktree git directory %s names its worktree's .git %q, which %w: "+
+				"leave \".git\" out of ReadOnlySubpaths", gitdir, dotGit, err)
+		}
+		if top != "" && filepath.Base(dotGit) == ".git" {
+			if err := s.worktreeEntry(top, ""); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// worktreeEntry protects top/.git where top lies in a writable root (and
+// is none of them: a root's own .git is the policy's to protect, or not),
+// then what the git directory it names leads to. from is the submodule's
+// git directory whose configuration named top ("" for none).
+func (s *gitScan) worktreeEntry(top, from string) error {
+	if !s.inRoot(top) || slices.Contains(s.roots, top) {
+		return nil
+	}
+	p := filepath.Join(top, ".git")
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sandboxexec: read-only subpath: %w", err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("sandboxexec: read-only subpath: the submodule's or worktree's %s is a symlink, which the command "+
+			"could replace: make it a file or a directory, or leave \".git\" out of ReadOnlySubpaths", p)
+	}
+	if from != "" && fi.Mode().IsRegular() && namesGitdir(p, from) {
+		// The usual case: the .git file names back the git directory just
+		// read, which needs no resolving again.
+		s.masks.addReadOnly(p, fi)
+		return nil
+	}
+	gitdir, common, err := s.masks.protectEntry(p, fi, s.roots)
+	if err != nil {
+		return err
+	}
+	return s.repository(top, gitdir, common)
+}
+
+// namesGitdir reports whether the .git file at p says "gitdir: DIR" with
+// DIR the git directory gitdir as it is spelled, or relative to p's
+// directory with nothing but leading ".." steps before names: given that
+// gitdir, and p's directory, are resolved paths, no symlink can lie on
+// such a way, and it leads where its spelling does.
+func namesGitdir(p, gitdir string) bool {
+	head, err := readGitFile(p)
+	if err != nil {
+		return false
+	}
+	line, _, _ := strings.Cut(string(head), "\n")
+	named, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	if !ok {
+		return false
+	}
+	named = strings.TrimSpace(named)
+	rest := named
+	if !filepath.IsAbs(named) {
+		for strings.HasPrefix(rest, ".."+string(filepath.Separator)) {
+			rest = rest[3:]
+		}
+		named = filepath.Join(filepath.Dir(p), named)
+	}
+	return rest != "" && filepath.Clean(rest) == rest && !slices.Contains(strings.Split(rest, string(filepath.Separator)), "..") &&
+		named == gitdir
+}
+
+// submodules visits the git directories of submodules below dir (a git
+// directory's modules). A submodule's name may hold slashes: a directory
+// with a config file is a submodule's git directory, any other a step of
+// a name. Symlinks are not followed: git makes none there.
+func (s *gitScan) submodules(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if err := s.submoduleOrStep(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// submoduleOrStep reads d as a submodule's git directory if it has a
+// config file, and as a step of a submodule name otherwise.
+func (s *gitScan) submoduleOrStep(d string) error {
+	if _, err := os.Lstat(filepath.Join(d, "config")); err == nil {
+		return s.repository("", d, d)
+	}
+	if err := s.spend(d); err != nil {
+		return err
+	}
+	return s.submodules(d)
+}
+
+// hooksPath protects the directory a core.hooksPath value names when it
+// lies in a writable root: the host's git runs the hooks in it. A relative
+// value is relative to the worktree's top ("" where it has none); "~/" is
+// the host's home, as git expands it.
+func (s *gitScan) hooksPath(top, value string) error {
+	p := value
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		home := os.Getenv("HOME")
+		if home == "" {
+			return nil
+		}
+		p = home + p[1:]
+	case !filepath.IsAbs(p):
+		if top == "" {
+			return nil
+		}
+		p = filepath.Join(top, p)
+	}
+	return s.protectHooks(p, fmt.Sprintf("core.hooksPath %q", value))
+}
+
+// hooksLink protects where a git directory's hooks lead when they are a
+// symlink into a writable root: the link is read-only with the git
+// directory, but not what it points to.
+func (s *gitScan) hooksLink(hooks string) error {
+	fi, err := os.Lstat(hooks)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	target, err := os.Readlink(hooks)
+	if err != nil {
+		return nil
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(hooks), target)
+	}
+	return s.protectHooks(target, "the symlink "+hooks)
+}
+
+// protectHooks makes the hooks directory p read-only where it exists in a
+// writable root, unless it is a root or above one (which would make the
+// root read-only). A path through a symlink inside a root is an error:
+// the command could repoint it to hooks of its own.
+func (s *gitScan) protectHooks(p, namedBy string) error {
+	real, err := resolveUnmoved(p, s.roots)
+	var moved *repointableError
+	if errors.As(err, &moved) {
+		return fmt.Errorf("sandboxexec: read-only subpath: the hooks directory %s that %s names %w: "+
+			"name the directory it leads to instead, or leave \".git\" out of ReadOnlySubpaths", p, namedBy, err)
+	}
+	if err != nil || !s.inRoot(real) || slices.ContainsFunc(s.roots, func(r string) bool { return pathWithin(r, real) }) {
+		return nil
+	}
+	fi, err := os.Lstat(real)
+	if err != nil {
+		return nil
+	}
+	s.masks.addReadOnly(real, fi)
+	return nil
+}
+
+// inRoot reports whether p lies in a writable root: elsewhere the command
+// cannot write it anyway (or, under FullDiskWriteAccess, may write the
+// host's git configuration itself).
+func (s *gitScan) inRoot(p string) bool {
+	return slices.ContainsFunc(s.roots, func(r string) bool { return pathWithin(p, r) })
+}

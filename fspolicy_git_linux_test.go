@@ -1,0 +1,87 @@
+//go:build linux && cgo
+
+package sandboxexec
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fsSuperproject makes, with git, a repository in a new root with an
+// absorbed submodule sub (its git directory in .git/modules/sub) and
+// core.hooksPath set to .husky, as husky sets it. Without git it skips,
+// or fails where CI requires the sandbox (CI has git).
+func fsSuperproject(t *testing.T) string {
+	t.Helper()
+	super, haveGit := fsGitRepo(t)
+	if !haveGit {
+		if os.Getenv("SANDBOXEXEC_REQUIRE_SANDBOX") == "1" {
+			t.Fatal("git is not installed, and SANDBOXEXEC_REQUIRE_SANDBOX=1")
+		}
+		t.Skip("git is not installed: no submodule to make")
+	}
+	sub, _ := fsGitRepo(t)
+	fsGit(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+	fsGit(t, super, "commit", "-q", "-m", "submodule")
+	fsGit(t, super, "config", "core.hooksPath", ".husky")
+	require.NoError(t, os.Mkdir(filepath.Join(super, ".husky"), 0o755))
+	b, err := os.ReadFile(filepath.Join(super, "sub", ".git"))
+	require.NoError(t, err)
+	require.Equal(t, "gitdir: ../.git/modules/sub\n", string(b), "git absorbed the submodule")
+	return super
+}
+
+// A command cannot plant what the host's git runs from the worktree (found
+// in review): rewriting a submodule's .git to name a git directory of its
+// own with core.fsmonitor set, which the host's next git status in the
+// superproject would run; nor a hook in the core.hooksPath directory,
+// which the host's next git commit would run. Both fail as a write to
+// .git does; the rest of the submodule and the root stay writable.
+func TestFilesystemPolicyGitSubmoduleAndHooksPath(t *testing.T) {
+	fsRequireMounts(t)
+	super := fsSuperproject(t)
+	// The whole attack, as review ran it: the host's git status afterwards
+	// runs nothing of the command's, since the last step fails.
+	marker := filepath.Join(lxRealDir(t), "ran")
+	script := `cd "$1" && cp -r .git/modules/sub evil &&
+printf '#!/bin/sh\ntouch %s\n' "$2" > evil/fsmonitor && chmod +x evil/fsmonitor &&
+git config -f evil/config core.fsmonitor "$PWD/evil/fsmonitor" &&
+git config -f evil/config core.worktree "$PWD/sub" &&
+printf 'gitdir: %s/evil\n' "$PWD" > sub/.git`
+	out, err := lxRun(t, lxSh(script, super, marker), []string{super}, SandboxPolicy{}, WithEnv(append(os.Environ(), fsGitEnv...)))
+	fsGit(t, super, "status", "--short")
+	lxRequireAbsent(t, marker)
+	lxRequireDenied(t, out, err)
+	assert.Contains(t, out.Stderr, "Read-only file system")
+
+	// Each step alone, and what stays writable.
+	res, pyOut := lxPyRun(t, []string{super}, SandboxPolicy{}, `
+root = sys.argv[1]
+sub = os.path.join(root, "sub")
+attempt("subgit", lambda: open(os.path.join(sub, ".git"), "w").write("gitdir: /tmp/evil\n"))
+attempt("subgit_rm", lambda: os.unlink(os.path.join(sub, ".git")))
+attempt("sub_mv", lambda: os.rename(sub, os.path.join(root, "sub2")))
+attempt("hook", lambda: create(os.path.join(root, ".husky", "pre-commit")))
+attempt("hooks_mv", lambda: os.rename(os.path.join(root, ".husky"), os.path.join(root, "husky2")))
+attempt("sub_file", lambda: create(os.path.join(sub, "new-file")))
+attempt("file", lambda: create(os.path.join(root, "new-file")))
+`, super)
+	assert.Equal(t, "EROFS", res["subgit"], "%s", pyOut.Stdout)
+	assert.Equal(t, "EBUSY", res["subgit_rm"], "a mount point cannot be removed")
+	assert.Equal(t, "EBUSY", res["sub_mv"], "the way to sub/.git is pinned")
+	assert.Equal(t, "EROFS", res["hook"])
+	assert.Equal(t, "EBUSY", res["hooks_mv"])
+	assert.Equal(t, "OK", res["sub_file"])
+	assert.Equal(t, "OK", res["file"])
+	lxRequireAbsent(t, filepath.Join(super, ".husky", "pre-commit"))
+
+	// git status still works in the sandbox, submodule and all.
+	out, err = lxRun(t, []string{"git", "-C", super, "status", "--short"}, []string{super}, SandboxPolicy{},
+		WithEnv(append(os.Environ(), fsGitEnv...)))
+	lxRequireOK(t, out, err)
+	assert.NotContains(t, out.Stderr, "fatal")
+}

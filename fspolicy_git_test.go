@@ -1,0 +1,261 @@
+package sandboxexec
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writeFiles makes each file of files below base, with its directories.
+func writeFiles(t *testing.T, base string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(base, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+}
+
+// fakeSuperproject lays out, without git, what git submodule absorbgitdirs
+// leaves: submodules sub, sub/inner (nested in sub) and lib/x (a name with
+// a slash), each with its git directory in the superproject's .git/modules
+// and a .git file naming it.
+func fakeSuperproject(t *testing.T) string {
+	root := realDir(t, "super")
+	writeFiles(t, root, map[string]string{
+		".git/HEAD":                             "ref: refs/heads/main\n",
+		".git/config":                           "[core]\n\tbare = false\n[submodule \"sub\"]\n\turl = ../sub\n",
+		".git/modules/sub/config":               "[core]\n\tworktree = ../../../sub\n",
+		".git/modules/sub/modules/inner/config": "[core]\n\tworktree = ../../../../../sub/inner\n",
+		".git/modules/lib/x/config":             "[Core]\n\tWorkTree = \"../../../../lib/x\"\n",
+		"sub/.git":                              "gitdir: ../.git/modules/sub\n",
+		"sub/inner/.git":                        "gitdir: ../../.git/modules/sub/modules/inner\n",
+		"lib/x/.git":                            "gitdir: ../../.git/modules/lib/x\n",
+	})
+	return root
+}
+
+// Each submodule's .git in a root is read-only, nested ones and names with
+// slashes included: the superproject's git status follows it. Their git
+// directories are within the root's .git, which covers them.
+func TestResolveMasksSubmodules(t *testing.T) {
+	root := fakeSuperproject(t)
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{
+		filepath.Join(root, ".git"), filepath.Join(root, "sub", ".git"),
+		filepath.Join(root, "sub", "inner", ".git"), filepath.Join(root, "lib", "x", ".git"),
+	}, m.ReadOnly)
+
+	// A submodule not populated has no .git to protect (a gap); one whose
+	// worktree is gone is skipped.
+	require.NoError(t, os.Remove(filepath.Join(root, "lib", "x", ".git")))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "sub", "inner")))
+	m, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(root, "sub", ".git")}, m.ReadOnly)
+
+	// Only .git leads there; without it nothing is read.
+	m, err = resolveMasks([]string{root}, SandboxPolicy{ReadOnlySubpaths: []string{".hg"}})
+	require.NoError(t, err)
+	assert.Empty(t, m.ReadOnly)
+}
+
+// A submodule's .git file naming a git directory outside the root's .git
+// protects that one too, and what its configuration names; a submodule
+// whose worktree is outside every root adds nothing.
+func TestResolveMasksSubmoduleElsewhere(t *testing.T) {
+	root := fakeSuperproject(t)
+	other := realDir(t, "other")
+	writeFiles(t, other, map[string]string{"moved.git/config": "[core]\n\thooksPath = hooks\n"})
+	writeFiles(t, root, map[string]string{"sub/.git": "gitdir: " + filepath.Join(other, "moved.git") + "\n"})
+	require.NoError(t, os.Mkdir(filepath.Join(root, "sub", "hooks"), 0o755))
+	writeFiles(t, root, map[string]string{".git/modules/far/config": "[core]\n\tworktree = " + filepath.Join(other, "far") + "\n"})
+	writeFiles(t, other, map[string]string{"far/.git": "gitdir: " + filepath.Join(root, ".git", "modules", "far") + "\n"})
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{
+		filepath.Join(root, ".git"), filepath.Join(root, "sub", ".git"), filepath.Join(other, "moved.git"),
+		filepath.Join(root, "sub", "hooks"), filepath.Join(root, "sub", "inner", ".git"), filepath.Join(root, "lib", "x", ".git"),
+	}, m.ReadOnly)
+}
+
+// core.hooksPath in a root is read-only: relative to the worktree's top,
+// "~/" the home, in config or config.worktree, of the root's repository or
+// a submodule's; one outside the roots, missing, or that is a root or
+// above one, adds nothing.
+func TestResolveMasksHooksPath(t *testing.T) {
+	root := fakeSuperproject(t)
+	outside := realDir(t, "outside")
+	for _, d := range []string{".husky/_", "home/hooks", "sub/.hooks", "wt-hooks"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.FromSlash(d)), 0o755))
+	}
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	for _, tc := range []struct {
+		name, config, worktreeConfig, module string
+		want                                 []string
+	}{
+		{"relative", "hooksPath = .husky/_", "", "", []string{".husky/_"}},
+		{"case and quotes", "  HooksPath = \".husky\" ; husky", "", "", []string{".husky"}},
+		{"home", "hooksPath = ~/hooks", "", "", []string{"home/hooks"}},
+		{"absolute", "hooksPath = " + filepath.Join(root, "wt-hooks"), "", "", []string{"wt-hooks"}},
+		{"config.worktree", "", "hookspath = wt-hooks", "", []string{"wt-hooks"}},
+		{"every value", "hooksPath = .husky\nhooksPath = wt-hooks", "", "", []string{".husky", "wt-hooks"}},
+		{"submodule", "", "", "hooksPath = .hooks", []string{"sub/.hooks"}},
+		{"outside", "hooksPath = " + outside, "", "", nil},
+		{"missing", "hooksPath = .nothing", "", "", nil},
+		{"the root", "hooksPath = .", "", "", nil},
+		{"above the root", "hooksPath = ..", "", "", nil},
+		{"another section", "x = y\n[hooks]\n\thooksPath = .husky", "", "", nil},
+	} {
+		writeFiles(t, root, map[string]string{
+			".git/config":             "[core]\n" + tc.config + "\n",
+			".git/config.worktree":    "[core]\n" + tc.worktreeConfig + "\n",
+			".git/modules/sub/config": "[core]\n\tworktree = ../../../sub\n" + tc.module + "\n",
+		})
+		m, err := resolveMasks([]string{root}, SandboxPolicy{})
+		require.NoError(t, err, tc.name)
+		want := []string{filepath.Join(root, ".git"), filepath.Join(root, "sub", ".git"),
+			filepath.Join(root, "sub", "inner", ".git"), filepath.Join(root, "lib", "x", ".git")}
+		for _, w := range tc.want {
+			want = append(want, filepath.Join(root, filepath.FromSlash(w)))
+		}
+		assert.ElementsMatch(t, want, m.ReadOnly, tc.name)
+	}
+}
+
+// A hooks directory that is a symlink from the git directory into a root:
+// the link is read-only with .git, and now what it points to as well.
+func TestResolveMasksHooksSymlink(t *testing.T) {
+	root := realDir(t, "root")
+	writeFiles(t, root, map[string]string{".git/config": "[core]\n", "githooks/pre-commit": "#!/bin/sh\n"})
+	require.NoError(t, os.Symlink("../githooks", filepath.Join(root, ".git", "hooks")))
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(root, "githooks")}, m.ReadOnly)
+}
+
+// A linked worktree inside a root (git worktree add .worktrees/x): its
+// .git file is read-only, and the hooks its config.worktree names.
+func TestResolveMasksLinkedWorktree(t *testing.T) {
+	root := realDir(t, "root")
+	wt := filepath.Join(root, ".worktrees", "x")
+	writeFiles(t, root, map[string]string{
+		".git/config":                      "[core]\n",
+		".git/worktrees/x/gitdir":          filepath.Join(wt, ".git") + "\n",
+		".git/worktrees/x/commondir":       "../..\n",
+		".git/worktrees/x/config.worktree": "[core]\n\thooksPath = hooks\n",
+		".git/worktrees/gone/gitdir":       filepath.Join(root, "gone", ".git") + "\n",
+		".worktrees/x/.git":                "gitdir: ../../.git/worktrees/x\n",
+		".worktrees/x/hooks/pre-commit":    "#!/bin/sh\n",
+	})
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(wt, ".git"), filepath.Join(wt, "hooks")}, m.ReadOnly)
+}
+
+// Symlinks inside a root on the way to what is protected are errors, as
+// for a worktree's gitdir: the command could repoint them. A submodule's
+// .git that is itself a link, its worktree named through one, a hooks
+// directory named through one.
+func TestResolveMasksSubmoduleSymlinks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		set    func(t *testing.T, root string)
+		reason string
+	}{
+		{".git a symlink", func(t *testing.T, root string) {
+			require.NoError(t, os.Remove(filepath.Join(root, "sub", ".git")))
+			require.NoError(t, os.Symlink("../.git/modules/sub", filepath.Join(root, "sub", ".git")))
+		}, "sub/.git is a symlink"},
+		{"worktree through a link", func(t *testing.T, root string) {
+			require.NoError(t, os.Symlink("sub", filepath.Join(root, "sublink")))
+			writeFiles(t, root, map[string]string{".git/modules/sub/config": "[core]\n\tworktree = ../../../sublink\n"})
+		}, "sublink"},
+		{"hooks through a link", func(t *testing.T, root string) {
+			require.NoError(t, os.Mkdir(filepath.Join(root, "real-hooks"), 0o755))
+			require.NoError(t, os.Symlink("real-hooks", filepath.Join(root, ".husky")))
+			writeFiles(t, root, map[string]string{".git/config": "[core]\n\thooksPath = .husky\n"})
+		}, ".husky"},
+		{"hooks link through a link", func(t *testing.T, root string) {
+			require.NoError(t, os.Mkdir(filepath.Join(root, "real-hooks"), 0o755))
+			require.NoError(t, os.Symlink("real-hooks", filepath.Join(root, "hooks-link")))
+			require.NoError(t, os.Symlink("../hooks-link", filepath.Join(root, ".git", "hooks")))
+		}, "hooks-link"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := fakeSuperproject(t)
+			tc.set(t, root)
+			_, err := resolveMasks([]string{root}, SandboxPolicy{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), filepath.Join(root, filepath.FromSlash(tc.reason)))
+			if tc.name != ".git a symlink" {
+				assert.Contains(t, err.Error(), "the symlink "+filepath.Join(root, filepath.FromSlash(tc.reason))+" inside the writable root")
+			}
+		})
+	}
+}
+
+// A git directory with more directories to look into than gitScanMax
+// fails the call rather than leave the rest unread.
+func TestResolveMasksTooManySubmodules(t *testing.T) {
+	old := gitScanMax
+	gitScanMax = 10
+	t.Cleanup(func() { gitScanMax = old })
+	root := realDir(t, "root")
+	modules := filepath.Join(root, ".git", "modules")
+	for i := 0; i < gitScanMax; i++ { // and the root's git directory
+		require.NoError(t, os.MkdirAll(filepath.Join(modules, strconv.Itoa(i)), 0o755))
+	}
+	_, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "more than 10 git directories")
+	require.NoError(t, os.RemoveAll(filepath.Join(modules, "0")))
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+}
+
+// The cost of resolving the policy of one call's roots, which every call
+// pays: a root with a plain .git (its config read, modules/ and
+// worktrees/ looked for), one with core.hooksPath, and superprojects with
+// 1 and 50 submodules (each one's config read, its .git looked at).
+//
+//	go test -run '^$' -bench ResolveMasksGit -benchtime 2000x .
+func BenchmarkResolveMasksGit(b *testing.B) {
+	for _, tc := range []struct {
+		name       string
+		submodules int
+		hooksPath  bool
+	}{{"plain", 0, false}, {"hooksPath", 0, true}, {"1-submodule", 1, false}, {"50-submodules", 50, false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			root, err := filepath.EvalSymlinks(b.TempDir())
+			require.NoError(b, err)
+			files := map[string]string{".git/HEAD": "ref: refs/heads/main\n",
+				".git/config": "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"}
+			if tc.hooksPath {
+				files[".git/config"] += "\thooksPath = .husky\n"
+				files[".husky/pre-commit"] = "#!/bin/sh\n"
+			}
+			for i := 0; i < tc.submodules; i++ {
+				name := "sub" + strconv.Itoa(i)
+				files[".git/modules/"+name+"/config"] = "[core]\n\tworktree = ../../../" + name + "\n"
+				files[name+"/.git"] = "gitdir: ../.git/modules/" + name + "\n"
+			}
+			for name, content := range files {
+				p := filepath.Join(root, filepath.FromSlash(name))
+				require.NoError(b, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(b, os.WriteFile(p, []byte(content), 0o644))
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := resolveMasks([]string{root}, SandboxPolicy{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
