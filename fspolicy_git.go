@@ -108,15 +108,10 @@ func (s *gitScan) config(gitdir, common string) ([]gitConfigEntry, error) {
 	files = append(files, filepath.Join(gitdir, "config.worktree"))
 	var entries []gitConfigEntry
 	for _, f := range files {
-		b, err := readRegular(f, gitConfigMax+1)
+		e, _, err := readGitConfig(f)
 		if err != nil {
-			continue
+			return nil, err
 		}
-		if len(b) > gitConfigMax {
-			return nil, fmt.Errorf("sandboxexec: read-only subpath: %s is larger than %d bytes, "+
-				"too large to look for core.hooksPath and core.worktree in: leave \".git\" out of ReadOnlySubpaths", f, gitConfigMax)
-		}
-		e, _ := parseGitConfig(b)
 		entries = append(entries, e...)
 	}
 	return entries, nil

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -258,4 +259,45 @@ func BenchmarkResolveMasksGit(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A configuration file read once is read again once it changes: rewritten
+// through a rename, as git does, or in place (after a clock tick of the
+// file system, which an edit in place moves the change time by).
+func TestReadGitConfigSeesChanges(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	hooksPath := func() string {
+		t.Helper()
+		entries, found, err := readGitConfig(path)
+		require.NoError(t, err)
+		require.True(t, found)
+		for _, e := range entries {
+			if e.name == "core.hookspath" {
+				return e.value
+			}
+		}
+		return ""
+	}
+	require.NoError(t, os.WriteFile(path, []byte("[core]\n\thooksPath = a\n"), 0o644))
+	require.Equal(t, "a", hooksPath())
+	require.Equal(t, "a", hooksPath(), "read again unchanged")
+
+	tmp := filepath.Join(dir, "config.lock")
+	require.NoError(t, os.WriteFile(tmp, []byte("[core]\n\thooksPath = b\n"), 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+	require.Equal(t, "b", hooksPath(), "rewritten through a rename")
+
+	time.Sleep(20 * time.Millisecond) // past a coarse clock's tick
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte("c"), int64(len("[core]\n\thooksPath = ")))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Equal(t, "c", hooksPath(), "edited in place, same size")
+
+	require.NoError(t, os.Remove(path))
+	_, found, err := readGitConfig(path)
+	require.NoError(t, err)
+	require.False(t, found, "gone")
 }
