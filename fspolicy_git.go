@@ -96,25 +96,47 @@ func (s *gitScan) spend(dir string) error {
 }
 
 // config is the configuration git reads for gitdir: common's config, and
-// gitdir's config.worktree (per worktree, with extensions.worktreeConfig).
-// Files that are missing or not regular are skipped (git could not read
-// the latter either); a file that does not parse gives what came before
-// the error, after which git reads nothing.
+// gitdir's config.worktree, which git reads only where that config sets
+// extensions.worktreeConfig (always, where common is not protected: its
+// config cannot be trusted to say). Files that are missing or not regular
+// are skipped (git could not read the latter either); a file that does not
+// parse gives what came before the error, after which git reads nothing.
 func (s *gitScan) config(gitdir, common string) ([]gitConfigEntry, error) {
-	var files []string
-	if common != "" {
-		files = append(files, filepath.Join(common, "config"))
-	}
-	files = append(files, filepath.Join(gitdir, "config.worktree"))
 	var entries []gitConfigEntry
-	for _, f := range files {
-		e, _, err := readGitConfig(f)
+	if common != "" {
+		e, _, err := readGitConfig(filepath.Join(common, "config"))
 		if err != nil {
 			return nil, err
 		}
 		entries = append(entries, e...)
+		if !maybeTrue(entries, "extensions.worktreeconfig") {
+			return entries, nil
+		}
 	}
-	return entries, nil
+	e, _, err := readGitConfig(filepath.Join(gitdir, "config.worktree"))
+	if err != nil {
+		return nil, err
+	}
+	return append(entries, e...), nil
+}
+
+// maybeTrue says the last setting of name among entries is not one of the
+// spellings git reads as false ("false", "no", "off", "0", or an empty
+// value): where this cannot tell, the file is read, as if it were true.
+func maybeTrue(entries []gitConfigEntry, name string) bool {
+	set := false
+	for _, e := range entries {
+		if e.name != name {
+			continue
+		}
+		switch strings.ToLower(e.value) {
+		case "false", "no", "off", "0", "":
+			set = !e.hasValue // a name alone is true
+		default:
+			set = true
+		}
+	}
+	return set
 }
 
 // submoduleWorktrees resolves each core.worktree of a submodule's git

@@ -104,7 +104,10 @@ func TestResolveMasksHooksPath(t *testing.T) {
 		{"case and quotes", "  HooksPath = \".husky\" ; husky", "", "", []string{".husky"}},
 		{"home", "hooksPath = ~/hooks", "", "", []string{"home/hooks"}},
 		{"absolute", "hooksPath = " + filepath.Join(root, "wt-hooks"), "", "", []string{"wt-hooks"}},
-		{"config.worktree", "", "hookspath = wt-hooks", "", []string{"wt-hooks"}},
+		{"config.worktree", "x = y\n[extensions]\n\tworktreeConfig = true", "hookspath = wt-hooks", "", []string{"wt-hooks"}},
+		{"config.worktree, the extension a name alone", "x = y\n[extensions]\n\tworktreeConfig", "hookspath = wt-hooks", "", []string{"wt-hooks"}},
+		{"config.worktree, the extension off", "x = y\n[extensions]\n\tworktreeConfig = off", "hookspath = wt-hooks", "", nil},
+		{"config.worktree, no extension (git reads none)", "", "hookspath = wt-hooks", "", nil},
 		{"every value", "hooksPath = .husky\nhooksPath = wt-hooks", "", "", []string{".husky", "wt-hooks"}},
 		{"submodule", "", "", "hooksPath = .hooks", []string{"sub/.hooks"}},
 		{"outside", "hooksPath = " + outside, "", "", nil},
@@ -141,12 +144,13 @@ func TestResolveMasksHooksSymlink(t *testing.T) {
 }
 
 // A linked worktree inside a root (git worktree add .worktrees/x): its
-// .git file is read-only, and the hooks its config.worktree names.
+// .git file is read-only, and the hooks its config.worktree names (which
+// git reads with extensions.worktreeConfig set).
 func TestResolveMasksLinkedWorktree(t *testing.T) {
 	root := realDir(t, "root")
 	wt := filepath.Join(root, ".worktrees", "x")
 	writeFiles(t, root, map[string]string{
-		".git/config":                      "[core]\n",
+		".git/config":                      "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n",
 		".git/worktrees/x/gitdir":          filepath.Join(wt, ".git") + "\n",
 		".git/worktrees/x/commondir":       "../..\n",
 		".git/worktrees/x/config.worktree": "[core]\n\thooksPath = hooks\n",
