@@ -12,10 +12,11 @@ import (
 
 // gitScanMax bounds the directories one policy resolution looks into
 // below the git directories of its roots (each submodule's git directory,
-// each step of a submodule name with slashes). A git directory the command
-// made in an earlier call, where none was, could hold any number of them;
-// past the bound the call fails rather than leave the rest unread. A
-// variable for tests.
+// each step of a submodule name with slashes), and the paths their
+// configuration names (each core.worktree value, each core.hooksPath value
+// with each worktree). A git directory the command made in an earlier
+// call, where none was, could hold any number of them; past the bound the
+// call fails rather than leave the rest unread. A variable for tests.
 var gitScanMax = 4096
 
 // gitConfigMax is the most of a configuration file read; a larger one is
@@ -66,12 +67,25 @@ func (s *gitScan) repository(top, gitdir, common string) error {
 			tops = []string{""} // an absolute core.hooksPath still counts
 		}
 	}
+	// Each value once, each worktree with each value costing one look: a
+	// configuration the command wrote, in a .git it made, can repeat
+	// core.worktree and core.hooksPath by the ten thousand, and every pair
+	// of them unbounded took hours, ignoring the call's context.
+	var values []string
+	seen := map[string]bool{}
+	for _, e := range config {
+		if e.name == "core.hookspath" && e.hasValue && !seen[e.value] {
+			seen[e.value] = true
+			values = append(values, e.value)
+		}
+	}
 	for _, t := range tops {
-		for _, e := range config {
-			if e.name == "core.hookspath" && e.hasValue {
-				if err := s.hooksPath(t, e.value); err != nil {
-					return err
-				}
+		for _, v := range values {
+			if err := s.spend(gitdir); err != nil {
+				return err
+			}
+			if err := s.hooksPath(t, v); err != nil {
+				return err
 			}
 		}
 	}
@@ -86,11 +100,12 @@ func (s *gitScan) repository(top, gitdir, common string) error {
 	return s.submodules(filepath.Join(gitdir, "modules"))
 }
 
-// spend counts one more directory looked into below dir.
+// spend counts one more directory, or path a configuration names, looked
+// into below dir.
 func (s *gitScan) spend(dir string) error {
 	if s.left--; s.left < 0 {
-		return fmt.Errorf("sandboxexec: read-only subpath: more than %d git directories of submodules and worktrees "+
-			"to look into, up to %s: leave \".git\" out of ReadOnlySubpaths", gitScanMax, dir)
+		return fmt.Errorf("sandboxexec: read-only subpath: more than %d git directories of submodules and worktrees, "+
+			"core.worktree and core.hooksPath values to look into, up to %s: leave \".git\" out of ReadOnlySubpaths", gitScanMax, dir)
 	}
 	return nil
 }
@@ -148,18 +163,24 @@ func maybeTrue(entries []gitConfigEntry, name string) bool {
 // error: the command could repoint it.
 func (s *gitScan) submoduleWorktrees(gitdir string, config []gitConfigEntry) ([]string, error) {
 	var tops []string
+	tried, found := map[string]bool{}, map[string]bool{}
 	for _, e := range config {
-		if e.name != "core.worktree" || !e.hasValue {
+		if e.name != "core.worktree" || !e.hasValue || tried[e.value] {
 			continue
+		}
+		tried[e.value] = true
+		if err := s.spend(gitdir); err != nil {
+			return nil, err
 		}
 		top, err := resolveFrom(gitdir, e.value, s.roots)
 		if err != nil {
 			return nil, fmt.Errorf("sandboxexec: read-only subpath: the submodule git directory %s names its worktree %q, which %w: "+
 				"leave \".git\" out of ReadOnlySubpaths", gitdir, e.value, err)
 		}
-		if top == "" {
+		if top == "" || found[top] {
 			continue
 		}
+		found[top] = true
 		tops = append(tops, top)
 		if err := s.worktreeEntry(top, gitdir); err != nil {
 			return nil, err

@@ -1,9 +1,11 @@
 package sandboxexec
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,6 +224,50 @@ func TestResolveMasksTooManySubmodules(t *testing.T) {
 	require.NoError(t, os.RemoveAll(filepath.Join(modules, "0")))
 	_, err = resolveMasks([]string{root}, SandboxPolicy{})
 	require.NoError(t, err)
+}
+
+// A configuration the command wrote, in a .git it made where there was
+// none, that repeats core.worktree and core.hooksPath (found in review: a
+// 1 MiB one, each of 45000 worktrees with each of 45000 hooks paths, held
+// every later call of the root for hours, deaf to its context): the same
+// value again costs nothing, each new one and each worktree with each
+// hooks path counts against gitScanMax.
+func TestResolveMasksRepeatedConfig(t *testing.T) {
+	old := gitScanMax
+	gitScanMax = 100
+	t.Cleanup(func() { gitScanMax = old })
+	root := realDir(t, "root")
+	writeFiles(t, root, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "h/pre-commit": "#!/bin/sh\n",
+		".git/modules/x/config": "[core]\n" + strings.Repeat("\tworktree = ../../../\n", 1000) +
+			strings.Repeat("\thooksPath = h\n", 1000)})
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(root, "h")}, m.ReadOnly)
+
+	// Worktrees by other names, hooks paths by other names.
+	var b strings.Builder
+	b.WriteString("[core]\n")
+	for i := 0; i < 20; i++ {
+		require.NoError(t, os.Mkdir(filepath.Join(root, "d"+strconv.Itoa(i)), 0o755))
+		fmt.Fprintf(&b, "\tworktree = ../../../d%d\n\thooksPath = h%d\n", i, i)
+	}
+	writeFiles(t, root, map[string]string{".git/modules/x/config": b.String()})
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err, "400 worktree and hooks path pairs")
+	assert.Contains(t, err.Error(), "more than 100 git directories")
+	assert.Contains(t, err.Error(), "core.hooksPath values to look into")
+	writeFiles(t, root, map[string]string{".git/modules/x/config": "[core]\n" +
+		strings.Repeat("\tworktree = ./\n\tworktree = .//\n\tworktree = ././\n", 40)})
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err, "the same three values")
+	var names strings.Builder
+	for i := 1; i <= 120; i++ {
+		fmt.Fprintf(&names, "\tworktree = %s\n", strings.Repeat("./", i))
+	}
+	writeFiles(t, root, map[string]string{".git/modules/x/config": "[core]\n" + names.String()})
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err, "120 spellings of one directory")
+	assert.Contains(t, err.Error(), "more than 100 git directories")
 }
 
 // The cost of resolving the policy of one call's roots, which every call
