@@ -125,6 +125,11 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 				}
 			}
 		}
+		if slices.Contains(policy.readOnlySubpaths(), ".git") && !policy.FullDiskWriteAccess {
+			if err := git.enclosing(root); err != nil {
+				return fsMasks{}, err
+			}
+		}
 	}
 	denied := map[string]bool{}
 	for _, path := range policy.DenyRead {

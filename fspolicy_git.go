@@ -391,3 +391,50 @@ func (s *gitScan) protectHooks(p, namedBy string) error {
 func (s *gitScan) inRoot(p string) bool {
 	return slices.ContainsFunc(s.roots, func(r string) bool { return pathWithin(p, r) })
 }
+
+// enclosing scans the repository whose worktree holds root below its top,
+// which the host's git finds from a directory above the root (a package of
+// a monorepo, or a directory in a submodule, given as the root): the .git
+// of its submodules and its hooks directory may lie in the root, where
+// the command could otherwise plant them (found in review: with the
+// superproject's pkg as the root, the command pointed pkg/lib/.git at a
+// git directory of its own with core.fsmonitor set, and the host's next
+// git status in the superproject ran it). Like git, it stops at the first
+// .git above the root. One inside a root is not read: it is the command's
+// to write (a root's own .git is read by resolveMasks).
+func (s *gitScan) enclosing(root string) error {
+	if _, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
+		return nil // the root is a worktree's top
+	}
+	for d := filepath.Dir(root); ; d = filepath.Dir(d) {
+		p := filepath.Join(d, ".git")
+		if fi, err := os.Lstat(p); err == nil {
+			if s.inRoot(p) {
+				return nil
+			}
+			var gitdir, common string
+			if fi.Mode().IsRegular() {
+				if gitdir, common, err = gitdirOf(p, s.roots); err != nil {
+					return err
+				}
+				if common == "" {
+					common = gitdir
+				}
+			} else if gitdir, err = resolveFrom(d, ".git", s.roots); err != nil {
+				return err
+			} else {
+				common = gitdir
+			}
+			if gitdir == "" || s.inRoot(gitdir) {
+				return nil
+			}
+			if s.inRoot(common) {
+				common = ""
+			}
+			return s.repository(d, gitdir, common)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}

@@ -226,6 +226,34 @@ func TestResolveMasksTooManySubmodules(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// A root below a worktree's top (a package of a monorepo): the enclosing
+// repository's submodules and hooks directory that lie in the root are
+// read-only too, as the host's git in the superproject follows them (found
+// in review: pkg/lib/.git rewritten, and the next git status ran the
+// command's core.fsmonitor). The enclosing .git, outside the root, adds no
+// mask; one inside another root is that root's.
+func TestResolveMasksEnclosingRepository(t *testing.T) {
+	super := fakeSuperproject(t)
+	writeFiles(t, super, map[string]string{".git/config": "[core]\n\thooksPath = lib/hooks\n", "lib/hooks/pre-commit": "#!/bin/sh\n"})
+	root := filepath.Join(super, "lib")
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, "x", ".git"), filepath.Join(root, "hooks")}, m.ReadOnly)
+
+	// Not without .git among the read-only subpaths, nor where the command
+	// may write the enclosing .git itself.
+	for _, p := range []SandboxPolicy{{ReadOnlySubpaths: []string{".hg"}}, {FullDiskWriteAccess: true}} {
+		m, err = resolveMasks([]string{root}, p)
+		require.NoError(t, err)
+		assert.Empty(t, m.ReadOnly)
+	}
+	// The superproject a root too: read as its own, once.
+	m, err = resolveMasks([]string{root, super}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.Contains(t, m.ReadOnly, filepath.Join(root, "x", ".git"))
+	assert.Contains(t, m.ReadOnly, filepath.Join(super, ".git"))
+}
+
 // A configuration the command wrote, in a .git it made where there was
 // none, that repeats core.worktree and core.hooksPath (found in review: a
 // 1 MiB one, each of 45000 worktrees with each of 45000 hooks paths, held
