@@ -1,6 +1,7 @@
 package sandboxexec
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,6 +40,10 @@ type gitScan struct {
 	// the directory, the common directories whose worktrees were listed.
 	scanned map[string]bool
 	left    int // directories that may still be looked into
+	// global holds the core.hooksPath values of the host's system and
+	// global configuration, once read (see globalHooksPaths).
+	global     []string
+	globalRead bool
 }
 
 // repository protects what the host's git takes from the git directory
@@ -71,8 +76,15 @@ func (s *gitScan) repository(top, gitdir, common string) error {
 	// configuration the command wrote, in a .git it made, can repeat
 	// core.worktree and core.hooksPath by the ten thousand, and every pair
 	// of them unbounded took hours, ignoring the call's context.
-	var values []string
+	values, err := s.globalHooksPaths()
+	if err != nil {
+		return err
+	}
+	values = slices.Clone(values)
 	seen := map[string]bool{}
+	for _, v := range values {
+		seen[v] = true
+	}
 	for _, e := range config {
 		if e.name == "core.hookspath" && e.hasValue && !seen[e.value] {
 			seen[e.value] = true
@@ -321,6 +333,53 @@ func (s *gitScan) submoduleOrStep(d string) error {
 		return err
 	}
 	return s.submodules(d)
+}
+
+// globalHooksPaths are the core.hooksPath values of the host's system and
+// global git configuration, which apply to every repository: a relative
+// one names a directory in each worktree (found in review: a team's
+// ~/.gitconfig with core.hooksPath = .githooks let a command write the
+// hook the host's next commit ran). The files are those git reads for the
+// host's environment: GIT_CONFIG_SYSTEM or /etc/gitconfig (none with
+// GIT_CONFIG_NOSYSTEM), then GIT_CONFIG_GLOBAL, or else
+// $XDG_CONFIG_HOME/git/config and ~/.gitconfig. Every value counts, as for
+// a repository's own.
+func (s *gitScan) globalHooksPaths() ([]string, error) {
+	if s.globalRead {
+		return s.global, nil
+	}
+	s.globalRead = true
+	var files []string
+	if !maybeTrue([]gitConfigEntry{{name: "n", value: os.Getenv("GIT_CONFIG_NOSYSTEM"), hasValue: true}}, "n") {
+		files = append(files, cmp.Or(os.Getenv("GIT_CONFIG_SYSTEM"), "/etc/gitconfig"))
+	}
+	if global, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
+		files = append(files, global)
+	} else if home := os.Getenv("HOME"); home != "" || os.Getenv("XDG_CONFIG_HOME") != "" {
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		if xdg == "" {
+			xdg = filepath.Join(home, ".config")
+		}
+		files = append(files, filepath.Join(xdg, "git", "config"))
+		if home != "" {
+			files = append(files, filepath.Join(home, ".gitconfig"))
+		}
+	}
+	for _, f := range files {
+		if f == "" || !filepath.IsAbs(f) {
+			continue
+		}
+		entries, _, err := readGitConfig(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.name == "core.hookspath" && e.hasValue && !slices.Contains(s.global, e.value) {
+				s.global = append(s.global, e.value)
+			}
+		}
+	}
+	return s.global, nil
 }
 
 // hooksPath protects the directory a core.hooksPath value names when it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -378,4 +379,46 @@ func TestReadGitConfigSeesChanges(t *testing.T) {
 	_, found, err := readGitConfig(path)
 	require.NoError(t, err)
 	require.False(t, found, "gone")
+}
+
+// core.hooksPath of the host's global or system configuration applies to
+// every repository: a relative value names a directory of each worktree
+// (found in review: a team's ~/.gitconfig with core.hooksPath = .githooks
+// let a command write the hook the host's next commit ran).
+func TestResolveMasksGlobalHooksPath(t *testing.T) {
+	root := fakeSuperproject(t)
+	home := realDir(t, "home")
+	for _, d := range []string{".githooks", "sub/.githooks", "system-hooks", "xdg-hooks"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, filepath.FromSlash(d)), 0o755))
+	}
+	writeFiles(t, home, map[string]string{
+		".gitconfig":         "[core]\n\thooksPath = .githooks\n",
+		".config/git/config": "[core]\n\thooksPath = " + filepath.Join(root, "xdg-hooks") + "\n",
+		"system":             "[core]\n\thooksPath = " + filepath.Join(root, "system-hooks") + "\n",
+		"elsewhere":          "[core]\n",
+	})
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("GIT_CONFIG_SYSTEM", filepath.Join(home, "system"))
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "")
+	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	os.Unsetenv("GIT_CONFIG_GLOBAL") // set back as it was when the test ends
+	base := []string{filepath.Join(root, ".git"), filepath.Join(root, "sub", ".git"),
+		filepath.Join(root, "sub", "inner", ".git"), filepath.Join(root, "lib", "x", ".git")}
+	in := func(ps ...string) []string {
+		out := slices.Clone(base)
+		for _, p := range ps {
+			out = append(out, filepath.Join(root, filepath.FromSlash(p)))
+		}
+		return out
+	}
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, in(".githooks", "sub/.githooks", "system-hooks", "xdg-hooks"), m.ReadOnly)
+
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "true")
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(home, "elsewhere"))
+	m, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, base, m.ReadOnly, "neither the system's nor ~/.gitconfig, as git reads them")
 }

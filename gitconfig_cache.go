@@ -34,7 +34,11 @@ type cachedGitConfig struct {
 // found is false where it is missing or not a regular file (git reads
 // nothing there either).
 func readGitConfig(path string) (entries []gitConfigEntry, found bool, err error) {
-	if id, ok := lstatIdentity(path); ok {
+	id, ok, absent := lstatIdentity(path)
+	if absent {
+		return nil, false, nil
+	}
+	if ok {
 		gitConfigs.mu.Lock()
 		c, hit := gitConfigs.files[path]
 		gitConfigs.mu.Unlock()

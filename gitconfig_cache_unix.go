@@ -21,13 +21,17 @@ func identityOf(st *unix.Stat_t) fileIdentity {
 }
 
 // lstatIdentity is the identity of the regular file at path, not
-// following a symlink; ok is false for anything else.
-func lstatIdentity(path string) (id fileIdentity, ok bool) {
+// following a symlink; ok is false for anything else, and absent says
+// there is nothing at path.
+func lstatIdentity(path string) (id fileIdentity, ok, absent bool) {
 	var st unix.Stat_t
-	if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fileIdentity{}, false
+	if err := unix.Lstat(path, &st); err != nil {
+		return fileIdentity{}, false, err == unix.ENOENT || err == unix.ENOTDIR
 	}
-	return identityOf(&st), true
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fileIdentity{}, false, false
+	}
+	return identityOf(&st), true, false
 }
 
 // readRegularIdentity is readRegular that also gives the identity of the

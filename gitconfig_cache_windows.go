@@ -4,7 +4,7 @@ package sandboxexec
 // a sandbox: nothing is cached.
 type fileIdentity struct{}
 
-func lstatIdentity(string) (fileIdentity, bool) { return fileIdentity{}, false }
+func lstatIdentity(string) (id fileIdentity, ok, absent bool) { return fileIdentity{}, false, false }
 
 func readRegularIdentity(path string, max int64) ([]byte, fileIdentity, bool, error) {
 	b, err := readRegular(path, max)
