@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -384,17 +385,26 @@ func (s *gitScan) globalHooksPaths() ([]string, error) {
 
 // hooksPath protects the directory a core.hooksPath value names when it
 // lies in a writable root: the host's git runs the hooks in it. A relative
-// value is relative to the worktree's top ("" where it has none); "~/" is
-// the host's home, as git expands it.
+// value is relative to the worktree's top ("" where it has none).
 func (s *gitScan) hooksPath(top, value string) error {
 	p := value
 	switch {
-	case p == "~" || strings.HasPrefix(p, "~/"):
+	case strings.HasPrefix(p, "~"):
+		// "~/" is the host's HOME, "~user/" that user's home, as git
+		// expands them; a user git cannot find names no directory.
+		name, rest, _ := strings.Cut(p[1:], "/")
 		home := os.Getenv("HOME")
+		if name != "" {
+			u, err := user.Lookup(name)
+			if err != nil {
+				return nil
+			}
+			home = u.HomeDir
+		}
 		if home == "" {
 			return nil
 		}
-		p = home + p[1:]
+		p = filepath.Join(home, rest)
 	case !filepath.IsAbs(p):
 		if top == "" {
 			return nil

@@ -3,6 +3,7 @@ package sandboxexec
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -421,4 +422,34 @@ func TestResolveMasksGlobalHooksPath(t *testing.T) {
 	m, err = resolveMasks([]string{root}, SandboxPolicy{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, base, m.ReadOnly, "neither the system's nor ~/.gitconfig, as git reads them")
+}
+
+// "~user/" in core.hooksPath is that user's home, as git expands it (found
+// in review: git ran the hooks of ~root/x, which the policy had read as a
+// path relative to the worktree).
+func TestResolveMasksHooksPathOfAUser(t *testing.T) {
+	me, err := user.Current()
+	require.NoError(t, err)
+	home, err := filepath.EvalSymlinks(me.HomeDir)
+	if err != nil {
+		t.Skipf("no home directory to make a root in: %v", err)
+	}
+	root, err := os.MkdirTemp(home, "sandboxexec-test-")
+	if err != nil {
+		t.Skipf("cannot make a root in %s: %v", home, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	hooks := filepath.Join(root, "hooks")
+	require.NoError(t, os.Mkdir(hooks, 0o755))
+	value := "~" + me.Username + "/" + filepath.Base(root) + "/hooks"
+	writeFiles(t, root, map[string]string{".git/config": "[core]\n\thooksPath = " + value + "\n"})
+	t.Setenv("HOME", t.TempDir()) // ~user/ is not $HOME
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), hooks}, m.ReadOnly, value)
+
+	writeFiles(t, root, map[string]string{".git/config": "[core]\n\thooksPath = ~no-such-user-here/hooks\n"})
+	m, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{filepath.Join(root, ".git")}, m.ReadOnly, "a user git cannot find names nothing")
 }
