@@ -43,8 +43,9 @@ var AlwaysDenied = []string{
 // FSCONFIG_CMD_CREATE sets a filesystem up before any hook Landlock has (an
 // overlay empties and remakes its work directory, which could be
 // anywhere), and nothing made here can be mounted in a Landlock domain
-// anyway. It is in the tail of a split program (see Split).
-var MountAPI = []string{"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr"}
+// anyway. It is in the tail of a split program (see Split). open_tree_attr
+// (Linux 6.15) is open_tree with mount attributes.
+var MountAPI = []string{"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr", "open_tree_attr"}
 
 // The parent-death signal is what kills the command, and with it its PID
 // namespace, when the host dies (even by SIGKILL). prctl(PR_SET_PDEATHSIG)
@@ -441,7 +442,7 @@ var syscallFromName = libseccomp.GetSyscallFromName
 // run time, not the one it was built with.
 var unifiedCalls = map[string]libseccomp.ScmpSyscall{
 	"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-	"clone3": 435, "openat2": 437, "mount_setattr": 442, "fchmodat2": 452,
+	"clone3": 435, "openat2": 437, "mount_setattr": 442, "fchmodat2": 452, "open_tree_attr": 467,
 }
 
 // syscallNumber is name's number on this architecture, from libseccomp or
