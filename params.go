@@ -201,6 +201,9 @@ const (
 // without cgo, which cannot apply it, rather than running unconfined.
 func PlatformSandbox() SandboxType { return platformSandbox() }
 
+// String returns the type's name, as error messages give it: "none",
+// "macos-seatbelt" or "linux-seccomp" (EnvSandbox has shorter values), and
+// "SandboxType(N)" for any other value, which ProcessExecToolCall refuses.
 func (t SandboxType) String() string {
 	switch t {
 	case SandboxNone:
