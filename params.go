@@ -42,7 +42,9 @@ type ExecParams struct {
 	// PATH of the child's environment, or in the host's PATH when that has
 	// none.
 	Command []string `json:"command"`
-	// Workdir is the child's working directory; empty means the host's.
+	// Workdir is the child's working directory; empty means the host's,
+	// and a relative one is taken from the host's. It must exist, and need
+	// not be a writable root: it gives the command no right to write there.
 	Workdir string `json:"workdir,omitempty"`
 	// TimeoutMs is the timeout in milliseconds (wire name "timeout").
 	// Nil or 0 means DefaultTimeout; values too large for a time.Duration
