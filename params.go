@@ -359,8 +359,8 @@ func WithLiveOutput(stdout, stderr io.Writer) Option {
 // the command gets the host's environment minus every variable whose name
 // contains KEY, SECRET, TOKEN or PASSWORD, in any case. WithEnv(nil) is an
 // empty environment, unlike a nil Cmd.Env in os/exec, which inherits the
-// host's: a mistake then fails to run rather than hand the host's variables
-// on.
+// host's: a forgotten environment then runs the command with none (its
+// program still found in the host's PATH) rather than with the host's.
 //
 // With or without WithEnv, a sandboxed runner sets these over what the
 // environment holds, so that the command can tell where it runs and reaches
