@@ -89,7 +89,7 @@ func ExampleProcessExecToolCall_sandboxed() {
 	ctx, cancel := context.WithCancel(context.Background()) // cancel: the user pressed stop
 	defer cancel()
 	params := sandboxexec.ExecParams{
-		Command: []string{"sh", "-c", "echo built > out.txt; echo pwned > $HOME/.bashrc"},
+		Command: []string{"sh", "-c", "echo built > out.txt; echo x > $HOME/sandboxexec-example.txt"},
 		Workdir: "/work/project",
 	}
 	out, err := sandboxexec.ProcessExecToolCall(ctx, params,
@@ -103,7 +103,7 @@ func ExampleProcessExecToolCall_sandboxed() {
 		fmt.Println("this machine cannot sandbox:", err) // nothing ran
 	case errors.As(err, &denied):
 		// The command failed, likely because the sandbox refused it
-		// something (here, the write to ~/.bashrc): out is valid.
+		// something (here, the write to the home directory): out is valid.
 		fmt.Println("denied; exit code", out.ExitCode)
 	case err != nil:
 		fmt.Println("not run, or cancelled:", err)
