@@ -53,6 +53,31 @@ func ExampleProcessExecToolCall_timeout() {
 	// stdout: "started\n"
 }
 
+// Cancelling the context (here as soon as the command has printed, as if
+// the user pressed stop) kills the command's process group; the call
+// returns the output read so far and an error wrapping ctx.Err().
+func ExampleProcessExecToolCall_cancel() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	params := sandboxexec.ExecParams{Command: []string{"sh", "-c", "echo started; sleep 30"}}
+	out, err := sandboxexec.ProcessExecToolCall(ctx, params,
+		sandboxexec.SandboxNone, nil, sandboxexec.SandboxPolicy{},
+		sandboxexec.WithLiveOutput(cancelOnWrite(cancel), nil))
+	fmt.Println("cancelled:", errors.Is(err, context.Canceled))
+	fmt.Println("signal:", out.Signal, "exit code:", out.ExitCode)
+	fmt.Printf("stdout: %q\n", out.Stdout)
+	// Output:
+	// cancelled: true
+	// signal: SIGKILL exit code: 137
+	// stdout: "started\n"
+}
+
+// cancelOnWrite is a live-output writer that cancels a context at the first
+// byte it is given.
+type cancelOnWrite context.CancelFunc
+
+func (c cancelOnWrite) Write(p []byte) (int, error) { c(); return len(p), nil }
+
 // A tool call as a model sends it, decoded and run; the result encodes back
 // to JSON for the model.
 func ExampleExecParams() {
