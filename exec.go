@@ -181,7 +181,8 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     output and a *SandboxDeniedError holding it: a non-zero exit whose
 //     output mentions a denial ("operation not permitted", "permission
 //     denied", "read-only file system", ...), or death by SIGSYS. A timeout
-//     or an exit code alone never counts.
+//     or an exit code alone never counts, nor does a name lookup that
+//     failed for want of network ("Could not resolve host").
 //   - A command that cannot be reaped once it has ended or been killed (a
 //     process outside the call traces it, or, as the init of its PID
 //     namespace, it waits more than 5 s for the namespace's processes to
