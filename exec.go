@@ -189,8 +189,9 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     die) returns what was read and an error that says so, after a timeout
 //     too: its exit status is unknown and it may be alive yet.
 //
-// writableRoots and policy apply to sandboxed runs only. A relative root, a
-// file or a symlink loop is an error; a root that does not exist is skipped.
+// writableRoots and policy apply to sandboxed runs only. A relative root,
+// one with a ".." component, a file or a symlink loop is an error; a root
+// that does not exist is skipped. An unknown SandboxType is an error.
 // SandboxNone (the only type on Windows) ignores the roots, ReadOnlySubpaths
 // and DenyRead, but still refuses a policy with a bad name or path, and
 // refuses AllowedDomains with ErrSandboxUnavailable, since nothing would
