@@ -100,7 +100,8 @@ type ExecToolCallOutput struct {
 	// middle of the stream; a marker line in the text says how many.
 	StdoutTruncated bool `json:"stdout_truncated"`
 	StderrTruncated bool `json:"stderr_truncated"`
-	// Signal names the signal that ended the command ("SIGSEGV"), if one did.
+	// Signal names the signal that ended the command ("SIGSEGV"), if one
+	// did: "SIGKILL" after the call killed it for its timeout or context.
 	Signal string `json:"signal,omitempty"`
 	// StdoutBytes and StderrBytes count every byte the streams carried.
 	StdoutBytes int64 `json:"stdout_bytes"`
