@@ -101,7 +101,8 @@ type ExecToolCallOutput struct {
 	StdoutTruncated bool `json:"stdout_truncated"`
 	StderrTruncated bool `json:"stderr_truncated"`
 	// Signal names the signal that ended the command ("SIGSEGV"), if one
-	// did: "SIGKILL" after the call killed it for its timeout or context.
+	// did: on Unix, "SIGKILL" after the call killed it for its timeout or
+	// context. Always empty on Windows, which has no signals.
 	Signal string `json:"signal,omitempty"`
 	// StdoutBytes and StderrBytes count every byte the streams carried.
 	StdoutBytes int64 `json:"stdout_bytes"`
