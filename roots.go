@@ -233,10 +233,11 @@ func withSandboxEnv(env []string, sandbox string, noNetwork bool) []string {
 
 // Variables a sandboxed runner sets in the command's environment, so that
 // scripts and test suites can tell where they run. Under SandboxNone the
-// command has neither, unless the host itself runs in a sandbox that set
-// them: then the command gets the host's values, since it runs in that
-// sandbox too. No value given in the environment can claim a sandbox or a
-// network restriction that is not there.
+// command has neither, unless the host's own environment (os.Environ) has
+// them, as when the host runs in a sandbox that set them: the command, in
+// that sandbox too, then gets the host's values, which the library takes
+// as they are. No value given through WithEnv can claim a sandbox or a
+// network restriction that the call or its host does not have.
 const (
 	// EnvSandbox names the sandbox: "linux" or "seatbelt".
 	EnvSandbox = "SANDBOXEXEC_SANDBOX"
