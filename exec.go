@@ -51,6 +51,8 @@ var ErrSandboxUnavailable = errors.New("sandboxexec: sandbox unavailable")
 // which ProcessExecToolCall also returns beside the error.
 type SandboxDeniedError struct {
 	Output ExecToolCallOutput
+
+	offline bool // the policy gave no network: see denialReason
 }
 
 // Error says how the command ended and what made it look denied, such as
@@ -62,7 +64,7 @@ func (e *SandboxDeniedError) Error() string {
 		how = "killed by " + e.Output.Signal
 	}
 	msg := "sandboxexec: command " + how + ", likely denied by the sandbox"
-	if why := denialReason(e.Output); why != "" {
+	if why := denialReason(e.Output, e.offline); why != "" {
 		msg += ": " + why
 	}
 	return msg
@@ -183,8 +185,8 @@ func (o *ExecToolCallOutput) UnmarshalJSON(data []byte) error {
 //     output and a *SandboxDeniedError holding it: a non-zero exit whose
 //     output mentions a denial ("operation not permitted", "permission
 //     denied", "read-only file system", ...), or death by SIGSYS. A timeout
-//     or an exit code alone never counts, nor does a name lookup that
-//     failed for want of network ("Could not resolve host").
+//     or an exit code alone never counts. Without NetworkAccess, a failed
+//     name lookup ("Could not resolve host") counts too.
 //   - A command that cannot be reaped once it has ended or been killed (a
 //     process outside the call traces it, or, as the init of its PID
 //     namespace, it waits more than 5 s for the namespace's processes to
@@ -227,8 +229,9 @@ func ProcessExecToolCall(ctx context.Context, params ExecParams, sandboxType San
 		return ExecToolCallOutput{}, err
 	}
 	out, err := execute(ctx, r, req, params, &cfg)
-	if err == nil && sandboxType != SandboxNone && likelySandboxDenial(out) {
-		return out, &SandboxDeniedError{Output: out}
+	offline := !policy.NetworkAccess
+	if err == nil && sandboxType != SandboxNone && likelySandboxDenial(out, offline) {
+		return out, &SandboxDeniedError{Output: out, offline: offline}
 	}
 	return out, err
 }

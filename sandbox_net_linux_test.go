@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -242,4 +243,29 @@ attempt("seqpacketpair", seqpacket_pair)
 		t.Fatal("the UNIX listener outside the roots accepted a connection")
 	case <-time.After(100 * time.Millisecond):
 	}
+}
+
+// Without network a client fails resolving the host before it connects,
+// and glibc reports its refused socket as a lookup that failed: the call
+// still names the sandbox. With network, the same failure is not a denial.
+func TestLinuxNoNetworkNameLookupIsDenial(t *testing.T) {
+	requireSandbox(t)
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not installed")
+	}
+	fetch := []string{curl, "-sS", "http://sandboxexec-test.invalid/"}
+
+	out, err := lxRun(t, fetch, []string{t.TempDir()}, SandboxPolicy{})
+	lxRequireDenied(t, out, err)
+	assert.Contains(t, err.Error(), `"could not resolve host", and the sandbox lets it resolve no names`)
+
+	out, err = lxRun(t, lxPy(t, `socket.getaddrinfo("example.com", 443)`), []string{t.TempDir()}, SandboxPolicy{})
+	lxRequireDenied(t, out, err)
+	assert.Contains(t, err.Error(), "temporary failure in name resolution")
+
+	// A name that does not exist fails the same way with network.
+	out, err = lxRun(t, fetch, []string{t.TempDir()}, SandboxPolicy{NetworkAccess: true})
+	require.NoError(t, err, "output: %+v", out)
+	assert.Equal(t, 6, out.ExitCode, "curl's could not resolve host; stderr %q", out.Stderr)
 }
