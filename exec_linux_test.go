@@ -4,9 +4,11 @@ package sandboxexec
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -530,4 +532,35 @@ func TestUnkillableCommandReturnsOnTime(t *testing.T) {
 		assert.False(t, out.TimedOut)
 		assert.Equal(t, -1, out.ExitCode, "the exit status is unknown")
 	})
+}
+
+// lookPathAsNobodyEnv holds, for TestLookPathSkipsUnsearchableDirectory's
+// run as nobody, the PATH to search.
+const lookPathAsNobodyEnv = "SANDBOXEXEC_TEST_LOOKPATH_AS_NOBODY"
+
+// A PATH directory the host cannot search hides nothing it could run: a
+// program in none of the others is not found (os/exec and the shells say
+// so too), where a file found but not executable is a permission error.
+func TestLookPathSkipsUnsearchableDirectory(t *testing.T) {
+	if path := os.Getenv(lookPathAsNobodyEnv); path != "" {
+		env := []string{"PATH=" + path}
+		_, err := lookPath("prog", "", env)
+		require.ErrorIs(t, err, exec.ErrNotFound)
+		_, err = lookPath("plain", "", env)
+		require.ErrorIs(t, err, fs.ErrPermission)
+		assert.Contains(t, err.Error(), "plain")
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to make a directory that nobody cannot search")
+	}
+	dir := lxNobodyDir(t, "sandboxexec-lookpath-")
+	private, open := filepath.Join(dir, "private"), filepath.Join(dir, "open")
+	require.NoError(t, os.Mkdir(private, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(private, "prog"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.Mkdir(open, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(open, "plain"), []byte("#!/bin/sh\n"), 0o644))
+	out := lxRunAsNobody(t, dir, time.Minute, []string{lookPathAsNobodyEnv + "=" + private + ":" + open},
+		"-test.run=^"+t.Name()+"$")
+	require.Contains(t, out, "--- PASS: "+t.Name(), out)
 }

@@ -225,8 +225,13 @@ func lookPath(name, dir string, env []string) (string, error) {
 		if err == nil {
 			return p, nil
 		}
+		// A file found but not runnable is reported, as execvp does; a
+		// PATH directory the host cannot search is skipped, as os/exec
+		// and the shells do: it hides nothing the child could run.
 		if permErr == nil && os.IsPermission(err) {
-			permErr = err
+			if _, statErr := os.Stat(p); statErr == nil {
+				permErr = err
+			}
 		}
 	}
 	if permErr != nil {
