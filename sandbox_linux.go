@@ -230,6 +230,9 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if tmp != nil {
+		tmp.sentOut = r.sendsDescriptors()
+	}
 	defer func() {
 		if err != nil {
 			tmp.release(false)
@@ -586,6 +589,19 @@ func (r *linuxRunner) writesCgroups() bool {
 	}
 	dir := m.Dir()
 	return slices.ContainsFunc(r.roots, func(root string) bool { return pathWithin(dir, root) || pathWithin(root, dir) })
+}
+
+// sendsDescriptors says the command can send a descriptor to a process
+// outside its call: over a pathname UNIX socket (SCM_RIGHTS), which only
+// NetworkAccess lets it connect or listen on (AllowedDomains makes no UNIX
+// socket but socketpair's). A descriptor of its TMPDIR, opened through the
+// call's writable mount of it, lets whoever holds it chmod, chown, set
+// xattrs and inode flags there, which no Landlock right covers, for as
+// long as it lives: a later call must not get that directory (found in
+// review: another call's command made a later call's TMPDIR and files in
+// it world-writable).
+func (r *linuxRunner) sendsDescriptors() bool {
+	return r.policy.NetworkAccess
 }
 
 // environ adds the sandbox's variables, and a TMPDIR the command may write

@@ -230,6 +230,9 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*chil
 		return drop()
 	}
 	used = true
+	if s.tmp != nil {
+		s.tmp.sentOut = r.sendsDescriptors()
+	}
 	s.letGo()
 	c, err := adoptChild(pid, pidfd, true, s.group, s.tmp, proxy)
 	if err != nil {

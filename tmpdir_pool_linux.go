@@ -37,6 +37,9 @@ type callTMPDIR struct {
 	// ctimes are witnesses (see probeCtimeWitness).
 	witness    unix.Timespec
 	ctimeMoves bool
+	// sentOut says the call's command could send a descriptor of t out of
+	// the call (see linuxRunner.sendsDescriptors): t is then not kept.
+	sentOut bool
 }
 
 // tmpDirState is what a kept directory must still be before a later call
@@ -150,7 +153,7 @@ func (t *callTMPDIR) release(quiet bool) {
 	if t == nil {
 		return
 	}
-	if quiet && t.empty() && tmpDirs.put(t) {
+	if quiet && !t.sentOut && t.empty() && tmpDirs.put(t) {
 		return
 	}
 	t.remove()
@@ -167,7 +170,7 @@ func (t *callTMPDIR) releaseLater(quiet bool) {
 	fd := int(t.lock.Fd())
 	var st unix.Stat_t
 	statErr := unix.Fstat(fd, &st)
-	if w := t.witness; quiet && w != (unix.Timespec{}) && statErr == nil && st.Ctim == w {
+	if w := t.witness; quiet && !t.sentOut && w != (unix.Timespec{}) && statErr == nil && st.Ctim == w {
 		// The command left t as its call took it: a change would have
 		// given it another ctime (see unchanged).
 		if !tmpDirs.put(t) {
