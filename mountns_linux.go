@@ -158,6 +158,22 @@ func (c *mountNamespaceCache) kept(e *sharedMountNamespace) bool {
 	return !e.dropped
 }
 
+// retire keeps e, which get returned, from every later call: a command
+// that can send a descriptor out of its call (see
+// linuxRunner.sendsDescriptors) enters it, and a descriptor of its root or
+// its /dev/pts, held by a process that outlives the call, would open the
+// files of the calls that join it later, their terminals among them (found
+// in review: another call's command read what a later call typed into a
+// pseudo-terminal). Calls in it already run beside the command, as calls
+// that share a namespace do.
+func (c *mountNamespaceCache) retire(e *sharedMountNamespace) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !e.dropped {
+		c.drop(e)
+	}
+}
+
 // release gives back a namespace get returned, once the child has joined
 // it (or failed to).
 func (c *mountNamespaceCache) release(e *sharedMountNamespace) {

@@ -309,6 +309,9 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 	if m := attr.Mounts; m != nil {
 		if shared = mountNamespaces.get(m); shared != nil {
 			defer mountNamespaces.release(shared)
+			if r.sendsDescriptors() {
+				mountNamespaces.retire(shared)
+			}
 			attr.Mounts, attr.MountNamespace = nil, shared.fd
 		}
 	}
@@ -594,12 +597,13 @@ func (r *linuxRunner) writesCgroups() bool {
 // sendsDescriptors says the command can send a descriptor to a process
 // outside its call: over a pathname UNIX socket (SCM_RIGHTS), which only
 // NetworkAccess lets it connect or listen on (AllowedDomains makes no UNIX
-// socket but socketpair's). A descriptor of its TMPDIR, opened through the
-// call's writable mount of it, lets whoever holds it chmod, chown, set
-// xattrs and inode flags there, which no Landlock right covers, for as
-// long as it lives: a later call must not get that directory (found in
-// review: another call's command made a later call's TMPDIR and files in
-// it world-writable).
+// socket but socketpair's). Whoever holds it keeps it for as long as it
+// lives, so a later call must get neither the command's TMPDIR nor its
+// mount namespace (see mountNamespaceCache.retire). A descriptor of the
+// TMPDIR, opened through the call's writable mount of it, lets its holder
+// chmod, chown, set xattrs and inode flags there, which no Landlock right
+// covers (found in review: another call's command made a later call's
+// TMPDIR and files in it world-writable).
 func (r *linuxRunner) sendsDescriptors() bool {
 	return r.policy.NetworkAccess
 }

@@ -230,8 +230,13 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*chil
 		return drop()
 	}
 	used = true
-	if s.tmp != nil {
-		s.tmp.sentOut = r.sendsDescriptors()
+	if r.sendsDescriptors() {
+		if s.tmp != nil {
+			s.tmp.sentOut = true
+		}
+		if s.ns != nil {
+			mountNamespaces.retire(s.ns)
+		}
 	}
 	s.letGo()
 	c, err := adoptChild(pid, pidfd, true, s.group, s.tmp, proxy)
