@@ -235,3 +235,87 @@ while not os.path.exists(sys.argv[1] + ".done") and time.time() < deadline:
 	require.Contains(t, rout.Stdout, "received=OK")
 	assert.NotContains(t, rout.Stdout, "hunter2", "the later call's terminal input, read by another call")
 }
+
+const xcSysVEnv = "SANDBOXEXEC_TEST_SYSV_AS_NOBODY"
+
+// System V shared memory is no file: Landlock does not see it. Two calls
+// that share an IPC namespace share their segments: a command attaches
+// another call's segment (the same user's, mode 0600) and reads and writes
+// it. Each call has an IPC namespace of its own: on a root host, and on a
+// host user's, where its user namespace allows one.
+func TestSysVIPCPrivateToItsCall(t *testing.T) {
+	if os.Getenv(xcSysVEnv) == "1" {
+		testSysVIPCPrivateToItsCall(t, os.Getenv("SANDBOXEXEC_TEST_ROOT"))
+		return
+	}
+	requireSandbox(t)
+	t.Run("root", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("the host is not root")
+		}
+		testSysVIPCPrivateToItsCall(t, lxRealDir(t))
+	})
+	t.Run("nobody", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to run the test binary as another user")
+		}
+		dir := lxNobodyDir(t, "sandboxexec-sysv-")
+		root := filepath.Join(dir, "root")
+		require.NoError(t, os.Mkdir(root, 0o755))
+		require.NoError(t, os.Chown(root, nobody, nobody))
+		out := lxRunAsNobody(t, dir, time.Minute, []string{xcSysVEnv + "=1", "SANDBOXEXEC_TEST_ROOT=" + root},
+			"-test.run=^TestSysVIPCPrivateToItsCall$")
+		assert.Contains(t, out, "--- PASS: TestSysVIPCPrivateToItsCall")
+		t.Logf("as nobody:\n%s", out)
+	})
+}
+
+func testSysVIPCPrivateToItsCall(t *testing.T, root string) {
+	ready, done := filepath.Join(root, "sysv-ready"), filepath.Join(root, "sysv-done")
+	os.Remove(ready)
+	os.Remove(done)
+	const prelude = `
+import time
+libc.shmget.restype = ctypes.c_int
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+`
+	type result struct {
+		out ExecToolCallOutput
+		err error
+	}
+	owner := make(chan result, 1)
+	go func() {
+		out, err := lxRun(t, lxPy(t, prelude+`
+sid = check(libc.shmget(0x5ec7e7, 4096, 0o1000 | 0o600))
+p = libc.shmat(sid, None, 0)
+ctypes.memmove(p, b"secret\0", 7)
+open(sys.argv[1], "w").close()
+deadline = time.time() + 10
+while not os.path.exists(sys.argv[2]) and time.time() < deadline:
+    time.sleep(0.02)
+print("mine=%s" % ctypes.string_at(p).decode())
+`, ready, done), []string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+		owner <- result{out, err}
+	}()
+	require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	other, err := lxRun(t, lxPy(t, prelude+`
+try:
+    print("segments=%r" % open("/proc/sysvipc/shm").read().splitlines()[1:])
+    sid = check(libc.shmget(0x5ec7e7, 0, 0))
+    p = libc.shmat(sid, None, 0)
+    if p in (None, 2**64 - 1):
+        raise OSError(ctypes.get_errno(), "shmat")
+    print("read=%s" % ctypes.string_at(p).decode())
+    ctypes.memmove(p, b"pwned\0", 6)
+except OSError as e:
+    print("attach=%s" % errno.errorcode.get(e.errno, e.errno))
+open(sys.argv[1], "w").close()
+`, done), []string{root}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, other, err)
+	r := <-owner
+	lxRequireOK(t, r.out, r.err)
+	t.Logf("other call: %s; owner: %s", other.Stdout, r.out.Stdout)
+	assert.NotContains(t, other.Stdout, "read=secret", "another call read the segment")
+	assert.Contains(t, r.out.Stdout, "mine=secret", "another call wrote the segment")
+}

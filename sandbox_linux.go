@@ -328,9 +328,14 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		attr.SeccompFilter, attr.SeccompTailFilter = r.bpfHead, r.bpfTail
 	}
 	if attr.Mounts != nil && attr.Mounts.UserNamespace {
-		// PID and IPC namespaces stay for hosts with CAP_SYS_ADMIN, as
-		// ProbeSandbox says, though the user namespace would allow them.
-		attr.NewPIDNamespace, attr.NewIPCNamespace = false, false
+		// A PID namespace stays for hosts with CAP_SYS_ADMIN, as
+		// ProbeSandbox says, though the user namespace would allow one.
+		// An IPC namespace does not: without one, calls in flight together
+		// share the user's System V IPC objects, which no Landlock right
+		// covers, and a command attached, read and wrote another call's
+		// shared memory (found in review). A kernel that refuses it here
+		// leaves it out, as startInNamespaces does for root.
+		attr.NewPIDNamespace = false
 		if os.Geteuid() != 0 {
 			// The command's uid is not 0 in its user namespace: execve
 			// leaves it no capability, and none is kept before.

@@ -26,8 +26,9 @@ type SandboxSupport struct {
 	// IPCNamespace says each sandboxed call runs in an IPC namespace of its
 	// own: the host's System V IPC objects, and the POSIX message queues
 	// that mq_open finds by name, are out of its reach (Linux, with
-	// CAP_SYS_ADMIN). A mounted mqueue filesystem (/dev/mqueue) still lets
-	// it open the host's queues for reading, and so take their messages.
+	// CAP_SYS_ADMIN; without, a call that gets a user namespace gets one
+	// in it). A mounted mqueue filesystem (/dev/mqueue) still lets it open
+	// the host's queues for reading, and so take their messages.
 	IPCNamespace bool
 	// MountNamespace says a call can get a mount namespace of its own
 	// (Linux: as root, or through a user namespace), which ReadOnlySubpaths
