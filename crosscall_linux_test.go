@@ -271,6 +271,10 @@ func TestSysVIPCPrivateToItsCall(t *testing.T) {
 }
 
 func testSysVIPCPrivateToItsCall(t *testing.T, root string) {
+	// First a call without a user namespace, whose IPC namespace a host
+	// user is refused: that says nothing of one in a user namespace.
+	out, err := lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{FullDiskWriteAccess: true}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
 	ready, done := filepath.Join(root, "sysv-ready"), filepath.Join(root, "sysv-done")
 	os.Remove(ready)
 	os.Remove(done)

@@ -161,6 +161,12 @@ const keptCapabilities = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE |
 // fall back to killing the process group, or share the host's System V IPC.
 var pidNamespaceRefused, ipcNamespaceRefused atomic.Bool
 
+// userIPCNamespaceRefused is ipcNamespaceRefused for a child that makes a
+// user namespace, in which an IPC namespace needs no CAP_SYS_ADMIN of the
+// host's: a host user's call without one is refused it, and that says
+// nothing of the next call's.
+var userIPCNamespaceRefused atomic.Bool
+
 // startInNamespaces starts attr with the namespaces it asks for or, when the
 // kernel refuses them, with as many as it allows, the PID namespace first,
 // and remembers the refusal. A full namespace quota (ENOSPC) is no refusal:
@@ -194,7 +200,11 @@ func startInNamespaces(attr *linuxspawn.Attr) (int, error) {
 			pidNamespaceRefused.Store(true)
 		}
 		if wanted[1] && !attr.NewIPCNamespace {
-			ipcNamespaceRefused.Store(true)
+			if attr.Mounts != nil && attr.Mounts.UserNamespace {
+				userIPCNamespaceRefused.Store(true)
+			} else {
+				ipcNamespaceRefused.Store(true)
+			}
 		}
 	}
 	return pid, err
@@ -336,6 +346,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		// shared memory (found in review). A kernel that refuses it here
 		// leaves it out, as startInNamespaces does for root.
 		attr.NewPIDNamespace = false
+		attr.NewIPCNamespace = !userIPCNamespaceRefused.Load()
 		if os.Geteuid() != 0 {
 			// The command's uid is not 0 in its user namespace: execve
 			// leaves it no capability, and none is kept before.
