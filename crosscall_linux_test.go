@@ -99,8 +99,8 @@ func xcRun(t *testing.T, standby bool, cmd, roots []string, policy SandboxPolicy
 	return out, err
 }
 
-// xcSend is a command that opens path (O_PATH for a directory of its
-// mount namespace, O_RDONLY for its TMPDIR) and sends it to sock.
+// xcSend is a command that sends the descriptor open (a Python
+// expression that opens one) to sock, and prints its TMPDIR.
 func xcSend(t *testing.T, sock, open string) []string {
 	return lxPy(t, `
 import array
