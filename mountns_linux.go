@@ -165,7 +165,9 @@ func (c *mountNamespaceCache) kept(e *sharedMountNamespace) bool {
 // files of the calls that join it later, their terminals among them (found
 // in review: another call's command read what a later call typed into a
 // pseudo-terminal). Calls in it already run beside the command, as calls
-// that share a namespace do.
+// that share a namespace do. Such a command's spawn takes no kept
+// namespace (its child makes one); its standby, which can only join one,
+// retires the one it joined as it hands the command over.
 func (c *mountNamespaceCache) retire(e *sharedMountNamespace) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -316,12 +316,12 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		}
 	}
 	var shared *sharedMountNamespace
-	if m := attr.Mounts; m != nil {
+	// A command that can send a descriptor out of its call gets a namespace
+	// of its own, made by the child, which no other call joins (see
+	// mountNamespaceCache.retire).
+	if m := attr.Mounts; m != nil && !r.sendsDescriptors() {
 		if shared = mountNamespaces.get(m); shared != nil {
 			defer mountNamespaces.release(shared)
-			if r.sendsDescriptors() {
-				mountNamespaces.retire(shared)
-			}
 			attr.Mounts, attr.MountNamespace = nil, shared.fd
 		}
 	}
