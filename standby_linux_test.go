@@ -446,3 +446,35 @@ true # the last refusal's status (2, from a redirection) is not the script's`
 	}
 	assert.True(t, seen, "no command saw a standby beside it")
 }
+
+// A standby is kept per policy without its AllowedDomains, which the
+// call's own proxy carries: one made after calls that allow b.test serves
+// a call that allows localhost with that call's list and refusals, and the
+// next one, made after it, a b.test call with b.test's.
+func TestStandbyAllowedDomainsOfItsCall(t *testing.T) {
+	sbRequire(t)
+	npRequireNetns(t)
+	plain, _ := npServers(t)
+	root := lxRealDir(t)
+	script := `python3 - "$1" "$2" <<'PY'
+import sys, urllib.request
+for u in sys.argv[1:]:
+    try:
+        print(urllib.request.urlopen(u, timeout=10).read().decode())
+    except Exception as e:
+        print("refused", getattr(e, "code", e))
+PY`
+	bPolicy := SandboxPolicy{AllowedDomains: []string{"b.test"}}
+	local, byIP := npLocalhost(plain.URL)+"/a", plain.URL+"/b"
+	sbRun(t, []string{root}, bPolicy, script, local, byIP)
+	sbRun(t, []string{root}, bPolicy, script, local, byIP)
+	out, used := sbRun(t, []string{root}, npPolicy, script, local, byIP)
+	require.True(t, used, "the localhost call took the standby made after b.test's")
+	assert.Equal(t, "hello from /a\nrefused 403\n", out.Stdout)
+	assert.Equal(t, []string{strings.TrimPrefix(plain.URL, "http://")}, out.DeniedHosts)
+	out, used = sbRun(t, []string{root}, bPolicy, script, local, byIP)
+	require.True(t, used, "the b.test call took the standby made after localhost's")
+	assert.Equal(t, "refused 403\nrefused 403\n", out.Stdout)
+	assert.Equal(t, []string{"localhost:" + plain.URL[strings.LastIndexByte(plain.URL, ':')+1:],
+		strings.TrimPrefix(plain.URL, "http://")}, out.DeniedHosts)
+}
