@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -133,6 +134,11 @@ func TestNetworkProxyNothingElse(t *testing.T) {
 	npRequireNetns(t)
 	plain, _ := npServers(t)
 	port := plain.URL[strings.LastIndexByte(plain.URL, ':')+1:]
+	// An abstract UNIX socket of the host's, which names no file: it is
+	// its network namespace's, and the command's has none.
+	abstract, err := net.Listen("unix", "@sandboxexec-test-host-"+port)
+	require.NoError(t, err)
+	defer abstract.Close()
 	res, out := lxPyRun(t, []string{lxRealDir(t)}, npPolicy, `
 port = int(sys.argv[1])
 def tcp(host, p):
@@ -146,6 +152,11 @@ def udp():
 attempt("udp_out", udp)
 attempt("raw", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))
 attempt("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+attempt("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))
+def abstract():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    a.connect(b"\0sandboxexec-test-host-" + sys.argv[1].encode())
+attempt("host_abstract", abstract)
 def no_credential():
     s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
     s.sendall(b"GET http://localhost:%d/x HTTP/1.1\r\nHost: localhost:%d\r\n\r\n" % (port, port))
@@ -159,6 +170,10 @@ attempt("no_credential", no_credential)
 	assert.Equal(t, "ENETUNREACH", res["udp_out"])
 	assert.Equal(t, "EPERM", res["raw"])
 	assert.Equal(t, "EPERM", res["unix"])
+	assert.Equal(t, "EPERM", res["netlink"])
+	// Not found: one found is refused otherwise (EPERM, Landlock's scope,
+	// where the zero policy runs in the host's namespace).
+	assert.Equal(t, "ECONNREFUSED", res["host_abstract"])
 	assert.Equal(t, "OK", res["no_credential"], "refused with 407")
 }
 
