@@ -132,7 +132,7 @@ const (
 var unprivilegedMustPass = []string{
 	"TestFilesystemPolicyGitReadOnly", "TestFilesystemPolicyDenyRead", "TestFilesystemPolicyCannotUndo",
 	"TestFilesystemPolicyHostUnchanged", "TestNetworkProxyClients", "TestNetworkProxyNothingElse",
-	"TestNetworkProxySOCKS5",
+	"TestNetworkProxySOCKS5", "TestNetworkProxyCallsApart", "TestNetworkProxyGoneWithItsCall",
 }
 
 // A host user's calls take another path than root's: the mounts are made
