@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 
 	"github.com/agentbox/sandboxexec/internal/netproxy"
 )
@@ -33,12 +34,20 @@ func startCallProxy(policy SandboxPolicy) (callProxy, error) {
 var proxyVariables = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
 	"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
+// isProxyVariable says whether name is one of proxyVariables in any letter
+// case: Python's urllib reads a name in any case (No_Proxy=* sent a
+// command's requests around the proxy, where they reached nothing; found
+// in review), and a host's Https_Proxy may carry its own proxy's password.
+func isProxyVariable(name string) bool {
+	return slices.ContainsFunc(proxyVariables, func(v string) bool { return strings.EqualFold(v, name) })
+}
+
 // proxyEnv sets the variables that point the command at the proxy, and
 // removes those that would route around it.
 func proxyEnv(env []string, p callProxy, addr string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		if name, _ := envName(kv); !slices.Contains(proxyVariables, name) {
+		if name, _ := envName(kv); !isProxyVariable(name) {
 			out = append(out, kv)
 		}
 	}

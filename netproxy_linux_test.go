@@ -215,12 +215,16 @@ attempt("other", lambda: socks(b"\x03", bytes([11]) + b"example.com"))
 }
 
 // The variables the command gets: every proxy variable, with a credential,
-// and nothing that routes around the proxy.
+// and nothing that routes around the proxy, in any letter case (Python's
+// urllib reads No_Proxy; found in review: it sent requests around the
+// proxy, where they reached nothing).
 func TestNetworkProxyEnvironment(t *testing.T) {
 	npRequireNetns(t)
 	out, err := lxRun(t, []string{"env"}, []string{lxRealDir(t)}, npPolicy,
-		WithEnv([]string{"NO_PROXY=*", "no_proxy=*", "HTTP_PROXY=http://elsewhere:1", "PATH=/usr/bin:/bin"}))
+		WithEnv([]string{"NO_PROXY=*", "no_proxy=*", "HTTP_PROXY=http://elsewhere:1", "PATH=/usr/bin:/bin",
+			"No_Proxy=*", "Https_Proxy=http://user:pass@elsewhere:2"}))
 	lxRequireOK(t, out, err)
+	assert.NotRegexp(t, "(?mi)^no_proxy=", out.Stdout)
 	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 		assert.Regexp(t, "(?m)^"+name+"=[a-z0-9]+://sbx:[^@]+@127\\.0\\.0\\.1:3128$", out.Stdout)
 	}

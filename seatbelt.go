@@ -368,7 +368,11 @@ func (r *seatbeltRunner) request(req *spawnRequest) (_ *spawnRequest, tmp string
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			out.env = setEnv(out.env, k, v)
 		} else {
-			out.env = slices.DeleteFunc(slices.Clip(out.env), func(e string) bool { return strings.HasPrefix(e, kv+"=") })
+			// In any letter case, as proxyEnv (see isProxyVariable).
+			out.env = slices.DeleteFunc(slices.Clip(out.env), func(e string) bool {
+				name, _ := envName(e)
+				return strings.EqualFold(name, kv)
+			})
 		}
 	}
 	params := r.params
