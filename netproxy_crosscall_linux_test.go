@@ -152,9 +152,8 @@ if os.fork() == 0:
     os._exit(0)
 os.wait()
 deadline = time.time() + 10
-while "tunnel" not in (open(log).read() if os.path.exists(log) else "") and time.time() < deadline:
+while "tun:" not in (open(log).read() if os.path.exists(log) else "") and time.time() < deadline:
     time.sleep(0.02)
-time.sleep(0.3)
 `, port, log), []string{root}, npPolicy)
 	returned := float64(time.Now().UnixNano()) / 1e9
 	lxRequireOK(t, out, err)
