@@ -100,7 +100,7 @@ func (m fsMasks) empty() bool {
 // Nothing is created.
 func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 	m := fsMasks{found: map[string]fs.FileInfo{}}
-	git := gitScan{roots: roots, masks: &m, scanned: map[string]bool{}, left: gitScanMax}
+	git := gitScan{roots: roots, masks: &m, scanned: map[string]bool{}, left: gitScanMax, steps: gitScanSteps, bytes: gitScanBytes}
 	for _, root := range roots {
 		for _, name := range policy.readOnlySubpaths() {
 			p := filepath.Join(root, name)
@@ -115,7 +115,7 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 				return fsMasks{}, fmt.Errorf("sandboxexec: read-only subpath %s is a symlink, which the command "+
 					"could replace: make it a directory, or leave %q out of ReadOnlySubpaths", p, name)
 			}
-			gitdir, common, err := m.protectEntry(p, fi, roots)
+			gitdir, common, err := m.protectEntry(p, fi, roots, &git.steps)
 			if err != nil {
 				return fsMasks{}, err
 			}
@@ -130,6 +130,9 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 				return fsMasks{}, err
 			}
 		}
+		if err := git.spent(root); err != nil {
+			return fsMasks{}, err
+		}
 	}
 	denied := map[string]bool{}
 	for _, path := range policy.DenyRead {
@@ -137,7 +140,7 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 		// given, it fails with ENOTDIR and would deny nothing. ENOTDIR is
 		// left to a file met on the way ("/etc/hostname/x"), where nothing
 		// can exist.
-		real, err := resolveUnmoved(trimTrailingSeparators(path), roots)
+		real, err := resolveUnmoved(trimTrailingSeparators(path), roots, nil)
 		var moved *repointableError
 		if errors.As(err, &moved) {
 			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead path %q %w: name the file or directory it leads to instead", path, err)
@@ -193,8 +196,9 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 // submodule's .git), that directory and its common directory too, unless
 // one is "/", a writable root or above one: made read-only, it would take
 // the root with it. It returns the git and common directories it
-// protected ("" for none); a directory is both its own.
-func (m *fsMasks) protectEntry(p string, fi fs.FileInfo, roots []string) (gitdir, common string, err error) {
+// protected ("" for none); a directory is both its own. steps is
+// resolvePathSteps'.
+func (m *fsMasks) protectEntry(p string, fi fs.FileInfo, roots []string, steps *int) (gitdir, common string, err error) {
 	m.addReadOnly(p, fi)
 	if fi.IsDir() {
 		return p, p, nil
@@ -202,7 +206,7 @@ func (m *fsMasks) protectEntry(p string, fi fs.FileInfo, roots []string) (gitdir
 	if !fi.Mode().IsRegular() {
 		return "", "", nil
 	}
-	dir, commondir, err := gitdirOf(p, roots)
+	dir, commondir, err := gitdirOf(p, roots, steps)
 	if err != nil {
 		return "", "", err
 	}
@@ -245,8 +249,8 @@ func (m *fsMasks) addReadOnly(p string, fi fs.FileInfo) {
 // inside one of the writable roots is an error, whether it leads anywhere
 // or not: the .git file is kept read-only, but the command could repoint
 // the link, and the host's git would follow it to a directory (and hooks)
-// of the command's making.
-func gitdirOf(file string, roots []string) (gitdir, common string, err error) {
+// of the command's making. steps is resolvePathSteps'.
+func gitdirOf(file string, roots []string, steps *int) (gitdir, common string, err error) {
 	head, err := readGitFile(file)
 	if err != nil {
 		return "", "", fmt.Errorf("sandboxexec: read-only subpath: %w", err)
@@ -257,7 +261,7 @@ func gitdirOf(file string, roots []string) (gitdir, common string, err error) {
 		return "", "", nil
 	}
 	named := strings.TrimSpace(target)
-	dir, err := resolveFrom(filepath.Dir(file), named, roots)
+	dir, err := resolveFrom(filepath.Dir(file), named, roots, steps)
 	if err != nil {
 		return "", "", fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %q, which %w: "+
 			"give the directory it points to instead, or leave %q out of ReadOnlySubpaths", file, named, err, filepath.Base(file))
@@ -267,7 +271,7 @@ func gitdirOf(file string, roots []string) (gitdir, common string, err error) {
 	}
 	if b, err := readGitFile(filepath.Join(dir, "commondir")); err == nil && len(b) < gitFileMax {
 		commondir := strings.TrimSpace(string(b))
-		common, err := resolveFrom(dir, commondir, roots)
+		common, err := resolveFrom(dir, commondir, roots, steps)
 		if err != nil {
 			return "", "", fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %s, whose commondir %q %w: "+
 				"give the directory it points to instead, or leave %q out of ReadOnlySubpaths", file, dir, commondir, err, filepath.Base(file))
@@ -314,15 +318,16 @@ func errNotRegular(path string) error {
 // resolveFrom resolves p, relative to base where it is not absolute, to an
 // existing directory, or "". A symlink on the way that lies inside one of
 // roots is an error (its text follows the path in a message), whether the
-// path resolves or not.
-func resolveFrom(base, p string, roots []string) (string, error) {
+// path resolves or not. steps is resolvePathSteps': a path not resolved
+// for want of them is "" too.
+func resolveFrom(base, p string, roots []string, steps *int) (string, error) {
 	if p == "" || strings.IndexByte(p, 0) >= 0 {
 		return "", nil
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
-	real, err := resolveUnmoved(p, roots)
+	real, err := resolveUnmoved(p, roots, steps)
 	var moved *repointableError
 	if errors.As(err, &moved) {
 		return "", err
@@ -348,9 +353,10 @@ func (e *repointableError) Error() string {
 // on the way that lies inside one of roots is a *repointableError, whether
 // the path resolves or not. The command could
 // repoint the link, and a later call would protect what it points to then.
-func resolveUnmoved(p string, roots []string) (string, error) {
+// steps is resolvePathSteps'.
+func resolveUnmoved(p string, roots []string, steps *int) (string, error) {
 	var links [][2]string
-	real, err := resolvePath(p, func(dir, name string) { links = append(links, [2]string{dir, name}) })
+	real, _, err := resolvePathSteps(p, func(dir, name string) { links = append(links, [2]string{dir, name}) }, steps)
 	if len(links) > 0 {
 		var infos []fs.FileInfo // of roots, looked up only where a link was met
 		for _, r := range roots {

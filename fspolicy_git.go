@@ -25,6 +25,24 @@ var gitScanMax = 4096
 // an error, for the same reason.
 const gitConfigMax = 1 << 20
 
+// gitScanSteps bounds the names one policy resolution looks up on the way
+// to what the configuration names (each step of each path) and lists in
+// the directories it looks into; gitScanBytes the configuration it reads
+// (each file's size, read or cached). Within gitScanMax, a command that
+// made the git directory could still spend without bound (found in
+// review): a 1 MiB core.worktree of "/usr/.." again and again is 150,000
+// lookups (0.24 s), and the same file hard-linked as the config of 4,000
+// submodules' git directories held the next call for 16 minutes; 300,000
+// files in .git/worktrees took 0.65 s and 100 MB to list, and a million
+// more. About 0.4 s and 0.2 s at most here. Variables for tests.
+var (
+	gitScanSteps       = 64 * gitScanMax
+	gitScanBytes int64 = 8 << 20
+)
+
+// gitListBatch is how many entries a directory of the scan is read by.
+const gitListBatch = 256
+
 // gitScan finds what the host's git runs from inside the writable roots,
 // beyond a root's .git: the .git entry of each submodule and linked
 // worktree in a root (the host's git status in the root runs git in each
@@ -41,6 +59,9 @@ type gitScan struct {
 	// the directory, the common directories whose worktrees were listed.
 	scanned map[string]bool
 	left    int // directories that may still be looked into
+	// steps and bytes are what is left of gitScanSteps and gitScanBytes.
+	steps int
+	bytes int64
 	// global holds the core.hooksPath values of the host's system and
 	// global configuration, once read (see globalHooksPaths).
 	global     []string
@@ -117,10 +138,76 @@ func (s *gitScan) repository(top, gitdir, common string) error {
 // into below dir.
 func (s *gitScan) spend(dir string) error {
 	if s.left--; s.left < 0 {
-		return fmt.Errorf("sandboxexec: read-only subpath: more than %d git directories of submodules and worktrees, "+
-			"core.worktree and core.hooksPath values to look into, up to %s: leave \".git\" out of ReadOnlySubpaths", gitScanMax, dir)
+		return s.tooMany(dir)
+	}
+	return s.spent(dir)
+}
+
+// tooMany is spend's error.
+func (s *gitScan) tooMany(dir string) error {
+	return fmt.Errorf("sandboxexec: read-only subpath: more than %d git directories of submodules and worktrees, "+
+		"core.worktree and core.hooksPath values to look into, up to %s: leave \".git\" out of ReadOnlySubpaths", gitScanMax, dir)
+}
+
+// spent fails once the scan has used up its steps or bytes, which a path
+// the scan gave up resolving for want of steps has (that path's mask would
+// be missing). dir says where it was.
+func (s *gitScan) spent(dir string) error {
+	switch {
+	case s.steps < 0:
+		return fmt.Errorf("sandboxexec: read-only subpath: more than %d names to look up in the paths that the git "+
+			"configuration names and the directories it is kept in, up to %s: leave \".git\" out of ReadOnlySubpaths", gitScanSteps, dir)
+	case s.bytes < 0:
+		return fmt.Errorf("sandboxexec: read-only subpath: more than %d bytes of git configuration to read, "+
+			"up to %s: leave \".git\" out of ReadOnlySubpaths", gitScanBytes, dir)
 	}
 	return nil
+}
+
+// readConfig is readGitConfig, within the scan's bytes.
+func (s *gitScan) readConfig(path string) ([]gitConfigEntry, error) {
+	entries, size, err := readGitConfigSize(path)
+	if err != nil {
+		return nil, err
+	}
+	s.bytes -= size
+	if err := s.spent(path); err != nil {
+		return nil, err
+	}
+	return entries, nil
+}
+
+// subdirs lists the directories in dir, not following dir if it is a
+// symlink, nor waiting on it if it is something else. Each entry read
+// takes a step: a directory the command filled is read a batch at a
+// time, and the names kept are those of directories alone, fewer than
+// the scan may still look into.
+func (s *gitScan) subdirs(dir string) ([]string, error) {
+	f, err := openDirNoFollow(dir)
+	if err != nil {
+		return nil, nil
+	}
+	defer f.Close()
+	var names []string
+	for {
+		batch, err := f.ReadDir(gitListBatch)
+		for _, e := range batch {
+			if s.steps--; e.IsDir() {
+				names = append(names, e.Name())
+			}
+		}
+		if err := s.spent(dir); err != nil {
+			return nil, err
+		}
+		if len(names) > s.left {
+			return nil, s.tooMany(filepath.Join(dir, names[len(names)-1]))
+		}
+		if err != nil || len(batch) == 0 {
+			break
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // config is the configuration git reads for gitdir: common's config, and
@@ -132,7 +219,7 @@ func (s *gitScan) spend(dir string) error {
 func (s *gitScan) config(gitdir, common string) ([]gitConfigEntry, error) {
 	var entries []gitConfigEntry
 	if common != "" {
-		e, _, err := readGitConfig(filepath.Join(common, "config"))
+		e, err := s.readConfig(filepath.Join(common, "config"))
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +228,7 @@ func (s *gitScan) config(gitdir, common string) ([]gitConfigEntry, error) {
 			return entries, nil
 		}
 	}
-	e, _, err := readGitConfig(filepath.Join(gitdir, "config.worktree"))
+	e, err := s.readConfig(filepath.Join(gitdir, "config.worktree"))
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +272,7 @@ func (s *gitScan) submoduleWorktrees(gitdir string, config []gitConfigEntry) ([]
 		if err := s.spend(gitdir); err != nil {
 			return nil, err
 		}
-		top, err := resolveFrom(gitdir, e.value, s.roots)
+		top, err := resolveFrom(gitdir, e.value, s.roots, &s.steps)
 		if err != nil {
 			return nil, fmt.Errorf("sandboxexec: read-only subpath: the submodule git directory %s names its worktree %q, which %w: "+
 				"leave \".git\" out of ReadOnlySubpaths", gitdir, e.value, err)
@@ -211,15 +298,12 @@ func (s *gitScan) linkedWorktrees(common string) error {
 	}
 	s.scanned["worktrees:"+common] = true
 	dir := filepath.Join(common, "worktrees")
-	ids, err := os.ReadDir(dir)
+	ids, err := s.subdirs(dir)
 	if err != nil {
-		return nil
+		return err
 	}
 	for _, id := range ids {
-		if !id.IsDir() {
-			continue
-		}
-		gitdir := filepath.Join(dir, id.Name())
+		gitdir := filepath.Join(dir, id)
 		if err := s.spend(gitdir); err != nil {
 			return err
 		}
@@ -230,7 +314,7 @@ func (s *gitScan) linkedWorktrees(common string) error {
 		// The .git file's path: absolute, or (worktree.useRelativePaths)
 		// relative to the file that names it.
 		dotGit := strings.TrimSpace(string(b))
-		top, err := resolveFrom(gitdir, filepath.Dir(dotGit), s.roots)
+		top, err := resolveFrom(gitdir, filepath.Dir(dotGit), s.roots, &s.steps)
 		if err != nil {
 			return fmt.Errorf("sandboxexec: read-only subpath: the worktree git directory %s names its worktree's .git %q, which %w: "+
 				"leave \".git\" out of ReadOnlySubpaths", gitdir, dotGit, err)
@@ -270,7 +354,7 @@ func (s *gitScan) worktreeEntry(top, from string) error {
 		s.masks.addReadOnly(p, fi)
 		return nil
 	}
-	gitdir, common, err := s.masks.protectEntry(p, fi, s.roots)
+	gitdir, common, err := s.masks.protectEntry(p, fi, s.roots, &s.steps)
 	if err != nil {
 		return err
 	}
@@ -309,15 +393,12 @@ func namesGitdir(p, gitdir string) bool {
 // with a config file is a submodule's git directory, any other a step of
 // a name. Symlinks are not followed: git makes none there.
 func (s *gitScan) submodules(dir string) error {
-	entries, err := os.ReadDir(dir)
+	names, err := s.subdirs(dir)
 	if err != nil {
-		return nil
+		return err
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		if err := s.submoduleOrStep(filepath.Join(dir, e.Name())); err != nil {
+	for _, name := range names {
+		if err := s.submoduleOrStep(filepath.Join(dir, name)); err != nil {
 			return err
 		}
 	}
@@ -370,7 +451,7 @@ func (s *gitScan) globalHooksPaths() ([]string, error) {
 		if f == "" || !filepath.IsAbs(f) {
 			continue
 		}
-		entries, _, err := readGitConfig(f)
+		entries, err := s.readConfig(f)
 		if err != nil {
 			return nil, err
 		}
@@ -437,7 +518,7 @@ func (s *gitScan) hooksLink(hooks string) error {
 // root read-only). A path through a symlink inside a root is an error:
 // the command could repoint it to hooks of its own.
 func (s *gitScan) protectHooks(p, namedBy string) error {
-	real, err := resolveUnmoved(p, s.roots)
+	real, err := resolveUnmoved(p, s.roots, &s.steps)
 	var moved *repointableError
 	if errors.As(err, &moved) {
 		return fmt.Errorf("sandboxexec: read-only subpath: the hooks directory %s that %s names %w: "+
@@ -483,13 +564,13 @@ func (s *gitScan) enclosing(root string) error {
 			}
 			var gitdir, common string
 			if fi.Mode().IsRegular() {
-				if gitdir, common, err = gitdirOf(p, s.roots); err != nil {
+				if gitdir, common, err = gitdirOf(p, s.roots, &s.steps); err != nil {
 					return err
 				}
 				if common == "" {
 					common = gitdir
 				}
-			} else if gitdir, err = resolveFrom(d, ".git", s.roots); err != nil {
+			} else if gitdir, err = resolveFrom(d, ".git", s.roots, &s.steps); err != nil {
 				return err
 			} else {
 				common = gitdir

@@ -3,9 +3,11 @@
 package sandboxexec
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +86,35 @@ attempt("file", lambda: create(os.path.join(root, "new-file")))
 		WithEnv(append(os.Environ(), fsGitEnv...)))
 	lxRequireOK(t, out, err)
 	assert.NotContains(t, out.Stderr, "fatal")
+}
+
+// A command that made the .git of a root where there was none cannot hold
+// the root's later calls in their policy resolution (found in review): a
+// 1 MiB configuration whose core.worktree is "/usr/.." 149,000 times,
+// hard-linked as the config of 200 submodules' git directories (1 MiB on
+// disk), took 0.24 s a submodule, 48 s a call, deaf to the call's timeout
+// and context. The call now fails at once with an error that says how to
+// opt out.
+func TestFilesystemPolicyGitScanBounded(t *testing.T) {
+	requireSandbox(t)
+	root := lxRealDir(t)
+	script := `cd "$1" && { printf '[core]\n\tworktree = '; yes /usr/.. | head -n 149000 | tr -d '\n'; printf '\n'; } > c &&
+for i in $(seq 200); do mkdir -p .git/modules/$i && ln c .git/modules/$i/config || exit 1; done`
+	out, err := lxRun(t, lxSh(script, root), []string{root}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), lxCallLimit)
+	defer cancel()
+	start := time.Now()
+	timeout := uint64(2000)
+	out, err = ProcessExecToolCall(ctx, ExecParams{Command: []string{"true"}, TimeoutMs: &timeout},
+		SandboxLinuxSeccomp, []string{root}, SandboxPolicy{})
+	took := time.Since(start)
+	require.Error(t, err, "output: %+v", out)
+	assert.Contains(t, err.Error(), `leave ".git" out of ReadOnlySubpaths`)
+	assert.Less(t, took, 3*time.Second, "the call's timeout is 2 s")
+
+	// The same root without .git among the read-only subpaths runs.
+	out, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
+	lxRequireOK(t, out, err)
 }

@@ -300,6 +300,85 @@ func TestResolveMasksRepeatedConfig(t *testing.T) {
 	assert.Contains(t, err.Error(), "more than 100 git directories")
 }
 
+// Within gitScanMax, what a command can write in a .git it made costs the
+// scan no more than gitScanSteps lookups and gitScanBytes of configuration
+// (found in review: a long core.worktree of "/usr/.." steps, in a config
+// hard-linked into many submodules' git directories, held a call for
+// minutes; a .git/worktrees of 300,000 files took 100 MB to list). Each
+// bound fails the call; below them it resolves as before.
+func TestResolveMasksScanBudgets(t *testing.T) {
+	oldSteps, oldBytes := gitScanSteps, gitScanBytes
+	gitScanSteps, gitScanBytes = 1000, 10000
+	t.Cleanup(func() { gitScanSteps, gitScanBytes = oldSteps, oldBytes })
+	root := realDir(t, "root")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "worktrees"), 0o755))
+	files := func(n int) {
+		for i := 0; i < n; i++ {
+			writeFiles(t, root, map[string]string{".git/worktrees/f" + strconv.Itoa(i): ""})
+		}
+	}
+	files(500)
+	_, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err, "500 entries listed")
+	files(1500)
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err, "1500 entries listed")
+	assert.Contains(t, err.Error(), "more than 1000 names to look up")
+	require.NoError(t, os.RemoveAll(filepath.Join(root, ".git", "worktrees")))
+
+	steps := func(n int) string { return "[core]\n\tworktree = " + strings.Repeat("/usr/..", n) + "\n" }
+	writeFiles(t, root, map[string]string{".git/modules/x/config": steps(400)})
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err, "400 steps")
+	writeFiles(t, root, map[string]string{".git/modules/x/config": steps(1000)})
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err, "1000 steps")
+	assert.Contains(t, err.Error(), "more than 1000 names to look up")
+	writeFiles(t, root, map[string]string{".git/modules/x/config": steps(1), ".git/config": "[core]\n\thooksPath = " + strings.Repeat("/usr/..", 1000) + "\n"})
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err, "1000 steps of a hooks path")
+	assert.Contains(t, err.Error(), "more than 1000 names to look up")
+
+	// 4,000 bytes of configuration, three times: one file's worth, read as
+	// the configuration of three git directories.
+	writeFiles(t, root, map[string]string{".git/config": "[core]\n" + strings.Repeat("#", 4000) + "\n"})
+	for _, d := range []string{".git/modules/x", ".git/modules/y"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		os.Remove(filepath.Join(root, d, "config"))
+		require.NoError(t, os.Link(filepath.Join(root, ".git", "config"), filepath.Join(root, d, "config")))
+		if d == ".git/modules/x" {
+			_, err = resolveMasks([]string{root}, SandboxPolicy{})
+			require.NoError(t, err, "8,000 bytes")
+		}
+	}
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err, "12,000 bytes")
+	assert.Contains(t, err.Error(), "more than 10000 bytes of git configuration")
+}
+
+// A configuration file larger than gitConfigCacheFile is read each time,
+// never kept: the cache would hold what 256 such files held.
+func TestReadGitConfigLargeNotKept(t *testing.T) {
+	dir := t.TempDir()
+	small, large := filepath.Join(dir, "small"), filepath.Join(dir, "large")
+	require.NoError(t, os.WriteFile(small, []byte("[core]\n\thooksPath = a\n"), 0o644))
+	require.NoError(t, os.WriteFile(large, []byte("[core]\n\thooksPath = a\n"+strings.Repeat("#", gitConfigCacheFile)+"\n"), 0o644))
+	for _, p := range []string{small, large} {
+		entries, size, err := readGitConfigSize(p)
+		require.NoError(t, err)
+		require.Len(t, entries, 1)
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, fi.Size(), size)
+	}
+	gitConfigs.mu.Lock()
+	_, smallKept := gitConfigs.files[small]
+	_, largeKept := gitConfigs.files[large]
+	gitConfigs.mu.Unlock()
+	assert.True(t, smallKept)
+	assert.False(t, largeKept)
+}
+
 // The cost of resolving the policy of one call's roots, which every call
 // pays: a root with a plain .git (its config read, modules/ and
 // worktrees/ looked for), one with core.hooksPath, and superprojects with

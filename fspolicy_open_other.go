@@ -30,3 +30,23 @@ func openRegular(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// openDirNoFollow opens the directory at path for listing; what is not
+// one (a symlink to one too) is not opened, unless the path is swapped
+// between the look and the open.
+func openDirNoFollow(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.ENOTDIR}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.IsDir() {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.ENOTDIR}
+	}
+	return f, nil
+}

@@ -18,7 +18,13 @@ import (
 var gitConfigs = gitConfigCache{files: map[string]cachedGitConfig{}}
 
 // gitConfigCacheMax bounds the files kept; past it the cache starts again.
-const gitConfigCacheMax = 256
+// gitConfigCacheFile bounds the size of a file kept: 256 of the largest a
+// scan reads (gitConfigMax), whose entries a command could write, would
+// hold 300 MB.
+const (
+	gitConfigCacheMax  = 256
+	gitConfigCacheFile = 64 << 10
+)
 
 type gitConfigCache struct {
 	mu    sync.Mutex
@@ -28,40 +34,48 @@ type gitConfigCache struct {
 type cachedGitConfig struct {
 	id      fileIdentity
 	entries []gitConfigEntry
+	size    int // of the file read
 }
 
 // readGitConfig returns the entries of the configuration file at path;
 // found is false where it is missing or not a regular file (git reads
 // nothing there either).
 func readGitConfig(path string) (entries []gitConfigEntry, found bool, err error) {
+	entries, size, err := readGitConfigSize(path)
+	return entries, size >= 0, err
+}
+
+// readGitConfigSize is readGitConfig that gives the size of the file
+// instead, -1 where it is missing or not a regular file.
+func readGitConfigSize(path string) (entries []gitConfigEntry, size int64, err error) {
 	id, ok, absent := lstatIdentity(path)
 	if absent {
-		return nil, false, nil
+		return nil, -1, nil
 	}
 	if ok {
 		gitConfigs.mu.Lock()
 		c, hit := gitConfigs.files[path]
 		gitConfigs.mu.Unlock()
 		if hit && c.id == id {
-			return c.entries, true, nil
+			return c.entries, int64(c.size), nil
 		}
 	}
 	b, id, ok, err := readRegularIdentity(path, gitConfigMax+1)
 	if err != nil {
-		return nil, false, nil
+		return nil, -1, nil
 	}
 	if len(b) > gitConfigMax {
-		return nil, false, fmt.Errorf("sandboxexec: read-only subpath: %s is larger than %d bytes, "+
+		return nil, -1, fmt.Errorf("sandboxexec: read-only subpath: %s is larger than %d bytes, "+
 			"too large to look for core.hooksPath and core.worktree in: leave \".git\" out of ReadOnlySubpaths", path, gitConfigMax)
 	}
 	entries, _ = parseGitConfig(b)
-	if ok {
+	if ok && len(b) <= gitConfigCacheFile {
 		gitConfigs.mu.Lock()
 		if len(gitConfigs.files) >= gitConfigCacheMax {
 			gitConfigs.files = map[string]cachedGitConfig{}
 		}
-		gitConfigs.files[path] = cachedGitConfig{id: id, entries: entries}
+		gitConfigs.files[path] = cachedGitConfig{id: id, entries: entries, size: len(b)}
 		gitConfigs.mu.Unlock()
 	}
-	return entries, true, nil
+	return entries, int64(len(b)), nil
 }

@@ -115,6 +115,17 @@ func resolvePath(path string, link func(dir, name string)) (string, error) {
 // resolved path (nil where it did not look: "/", a path ending in "..", a
 // Windows path), which saves a caller the stat.
 func resolvePathInfo(path string, link func(dir, name string)) (string, fs.FileInfo, error) {
+	return resolvePathSteps(path, link, nil)
+}
+
+// errNoStepsLeft is resolvePathSteps' error once its budget is spent.
+var errNoStepsLeft = errors.New("sandboxexec: no lookups left")
+
+// resolvePathSteps is resolvePathInfo that takes one from *steps (where
+// steps is not nil) for each name it looks up, and stops with
+// errNoStepsLeft once none is left: a path of 1 MiB ("/usr/.." again and
+// again) is 150,000 lookups.
+func resolvePathSteps(path string, link func(dir, name string), steps *int) (string, fs.FileInfo, error) {
 	if filepath.VolumeName(path) != "" {
 		// Windows, where no sandbox uses the roots (CreateSeatbeltCommand
 		// only formats them), and where paths resolve differently.
@@ -135,6 +146,11 @@ func resolvePathInfo(path string, link func(dir, name string)) (string, fs.FileI
 		case "..":
 			resolved, last = filepath.Dir(resolved), nil
 			continue
+		}
+		if steps != nil {
+			if *steps--; *steps < 0 {
+				return "", nil, errNoStepsLeft
+			}
 		}
 		next := filepath.Join(resolved, name)
 		fi, err := os.Lstat(next)
