@@ -34,7 +34,7 @@ const gitConfigMax = 1 << 20
 // lookups (0.24 s), and the same file hard-linked as the config of 4,000
 // submodules' git directories held the next call for 16 minutes; 300,000
 // files in .git/worktrees took 0.65 s and 100 MB to list, and a million
-// more. About 0.4 s and 0.2 s at most here. Variables for tests.
+// more. About 0.5 s and 0.2 s at most here. Variables for tests.
 var (
 	gitScanSteps       = 64 * gitScanMax
 	gitScanBytes int64 = 8 << 20
