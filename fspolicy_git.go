@@ -62,6 +62,7 @@ type gitScan struct {
 	// steps and bytes are what is left of gitScanSteps and gitScanBytes.
 	steps int
 	bytes int64
+	homes map[string]string // ~user/ expanded: see homeOf
 	// global holds the core.hooksPath values of the host's system and
 	// global configuration, once read (see globalHooksPaths).
 	global     []string
@@ -476,11 +477,10 @@ func (s *gitScan) hooksPath(top, value string) error {
 		name, rest, _ := strings.Cut(p[1:], "/")
 		home := os.Getenv("HOME")
 		if name != "" {
-			u, err := user.Lookup(name)
-			if err != nil {
-				return nil
+			var err error
+			if home, err = s.homeOf(name); err != nil {
+				return err
 			}
-			home = u.HomeDir
 		}
 		if home == "" {
 			return nil
@@ -493,6 +493,34 @@ func (s *gitScan) hooksPath(top, value string) error {
 		p = filepath.Join(top, p)
 	}
 	return s.protectHooks(p, fmt.Sprintf("core.hooksPath %q", value))
+}
+
+// gitScanUsers bounds the users whose homes one scan looks up, each once:
+// a lookup goes through the host's name service (NSS), which may ask a
+// directory server over the network (LDAP, sssd) and wait on it, and a
+// .git the command made could name thousands of users. A variable for
+// tests.
+var gitScanUsers = 16
+
+// homeOf is the home directory of the user name, "" where there is no
+// such user.
+func (s *gitScan) homeOf(name string) (string, error) {
+	if home, ok := s.homes[name]; ok {
+		return home, nil
+	}
+	if len(s.homes) >= gitScanUsers {
+		return "", fmt.Errorf("sandboxexec: read-only subpath: core.hooksPath values name the homes of more than %d users "+
+			"(~user/) to look up: leave \".git\" out of ReadOnlySubpaths", gitScanUsers)
+	}
+	if s.homes == nil {
+		s.homes = map[string]string{}
+	}
+	home := ""
+	if u, err := user.Lookup(name); err == nil {
+		home = u.HomeDir
+	}
+	s.homes[name] = home
+	return home, nil
 }
 
 // hooksLink protects where a git directory's hooks lead when they are a

@@ -369,6 +369,32 @@ func TestResolveMasksScanBudgets(t *testing.T) {
 	assert.Contains(t, err.Error(), "more than 10000 bytes of git configuration")
 }
 
+// A configuration the command wrote can name the homes of many users
+// (~user/ in core.hooksPath), each looked up through the host's name
+// service, which may wait on a directory server: past gitScanUsers
+// distinct users the call fails. The same user again is looked up once.
+func TestResolveMasksHooksPathUsers(t *testing.T) {
+	root := realDir(t, "root")
+	values := func(n int, name func(int) string) string {
+		var b strings.Builder
+		b.WriteString("[core]\n")
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "\thooksPath = ~%s/h%d\n", name(i), i)
+		}
+		return b.String()
+	}
+	writeFiles(t, root, map[string]string{".git/config": values(1000, func(int) string { return "root" })})
+	_, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err, "one user, 1000 paths")
+	writeFiles(t, root, map[string]string{".git/config": values(gitScanUsers, func(i int) string { return "nosuchuser" + strconv.Itoa(i) })})
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err, "gitScanUsers users")
+	writeFiles(t, root, map[string]string{".git/config": values(gitScanUsers+1, func(i int) string { return "nosuchuser" + strconv.Itoa(i) })})
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err, "one user more")
+	assert.Contains(t, err.Error(), fmt.Sprintf("the homes of more than %d users", gitScanUsers))
+}
+
 // A configuration file larger than gitConfigCacheFile is read each time,
 // never kept: the cache would hold what 256 such files held.
 func TestReadGitConfigLargeNotKept(t *testing.T) {
