@@ -395,27 +395,40 @@ func TestResolveMasksHooksPathUsers(t *testing.T) {
 	assert.Contains(t, err.Error(), fmt.Sprintf("the homes of more than %d users", gitScanUsers))
 }
 
-// A configuration file larger than gitConfigCacheFile is read each time,
-// never kept: the cache would hold what 256 such files held.
-func TestReadGitConfigLargeNotKept(t *testing.T) {
+// The configuration cache holds only what the policy reads of a file, and
+// only for small files with few such entries (found in review: 256 files
+// of 1 MiB of "\ta\n" lines, 350,000 entries each, which a .git the
+// command made can hold, kept 4 GB of the host's heap).
+func TestReadGitConfigKeepsLittle(t *testing.T) {
 	dir := t.TempDir()
-	small, large := filepath.Join(dir, "small"), filepath.Join(dir, "large")
-	require.NoError(t, os.WriteFile(small, []byte("[core]\n\thooksPath = a\n"), 0o644))
-	require.NoError(t, os.WriteFile(large, []byte("[core]\n\thooksPath = a\n"+strings.Repeat("#", gitConfigCacheFile)+"\n"), 0o644))
-	for _, p := range []string{small, large} {
+	small, large, many := filepath.Join(dir, "small"), filepath.Join(dir, "large"), filepath.Join(dir, "many")
+	writeFiles(t, dir, map[string]string{
+		"small": "[core]\n\thooksPath = a\n" + strings.Repeat("\ta\n", 10000),
+		"large": "[core]\n\thooksPath = a\n" + strings.Repeat("#", gitConfigCacheFile) + "\n",
+		"many":  "[core]\n" + strings.Repeat("\thooksPath = a\n", gitConfigCacheEntries+1),
+	})
+	for _, p := range []string{small, large, many} {
 		entries, size, err := readGitConfigSize(p)
 		require.NoError(t, err)
-		require.Len(t, entries, 1)
+		for _, e := range entries {
+			assert.Equal(t, "core.hookspath", e.name, "only what the policy reads")
+		}
+		if p != many {
+			assert.Len(t, entries, 1)
+		}
 		fi, err := os.Stat(p)
 		require.NoError(t, err)
 		assert.Equal(t, fi.Size(), size)
 	}
 	gitConfigs.mu.Lock()
-	_, smallKept := gitConfigs.files[small]
+	c, smallKept := gitConfigs.files[small]
 	_, largeKept := gitConfigs.files[large]
+	_, manyKept := gitConfigs.files[many]
 	gitConfigs.mu.Unlock()
 	assert.True(t, smallKept)
+	assert.Equal(t, 1, cap(c.entries), "10,000 entries read, one kept")
 	assert.False(t, largeKept)
+	assert.False(t, manyKept)
 }
 
 // The cost of resolving the policy of one call's roots, which every call

@@ -18,13 +18,20 @@ import (
 var gitConfigs = gitConfigCache{files: map[string]cachedGitConfig{}}
 
 // gitConfigCacheMax bounds the files kept; past it the cache starts again.
-// gitConfigCacheFile bounds the size of a file kept: 256 of the largest a
-// scan reads (gitConfigMax), whose entries a command could write, would
-// hold 300 MB.
+// A file is kept only if it is at most gitConfigCacheFile bytes, with at
+// most gitConfigCacheEntries entries the policy reads (see gitScanNames),
+// so that the cache holds 17 MB at most: a file of 1 MiB of "\ta\n"
+// lines is 350,000 entries, and 256 such files, which a command that made
+// a .git could write, held 4 GB; 256 of 64 KiB, 271 MB (found in review).
 const (
-	gitConfigCacheMax  = 256
-	gitConfigCacheFile = 64 << 10
+	gitConfigCacheMax     = 256
+	gitConfigCacheFile    = 64 << 10
+	gitConfigCacheEntries = 64
 )
+
+// gitScanNames are the variables the policy reads from a git
+// configuration; readGitConfig returns no other.
+var gitScanNames = map[string]bool{"core.hookspath": true, "core.worktree": true, "extensions.worktreeconfig": true}
 
 type gitConfigCache struct {
 	mu    sync.Mutex
@@ -37,9 +44,9 @@ type cachedGitConfig struct {
 	size    int // of the file read
 }
 
-// readGitConfig returns the entries of the configuration file at path;
-// found is false where it is missing or not a regular file (git reads
-// nothing there either).
+// readGitConfig returns the entries of the configuration file at path
+// that the policy reads (see gitScanNames); found is false where it is
+// missing or not a regular file (git reads nothing there either).
 func readGitConfig(path string) (entries []gitConfigEntry, found bool, err error) {
 	entries, size, err := readGitConfigSize(path)
 	return entries, size >= 0, err
@@ -68,8 +75,13 @@ func readGitConfigSize(path string) (entries []gitConfigEntry, size int64, err e
 		return nil, -1, fmt.Errorf("sandboxexec: read-only subpath: %s is larger than %d bytes, "+
 			"too large to look for core.hooksPath and core.worktree in: leave \".git\" out of ReadOnlySubpaths", path, gitConfigMax)
 	}
-	entries, _ = parseGitConfig(b)
-	if ok && len(b) <= gitConfigCacheFile {
+	all, _ := parseGitConfig(b)
+	for _, e := range all { // a new array: all's would be kept whole
+		if gitScanNames[e.name] {
+			entries = append(entries, e)
+		}
+	}
+	if ok && len(b) <= gitConfigCacheFile && len(entries) <= gitConfigCacheEntries {
 		gitConfigs.mu.Lock()
 		if len(gitConfigs.files) >= gitConfigCacheMax {
 			gitConfigs.files = map[string]cachedGitConfig{}
