@@ -394,6 +394,16 @@ func trimTrailingSeparators(path string) string {
 	}
 }
 
+// pinDepthMax bounds the directories on the way to the mounts a call makes
+// (each pin and each protected path counted by its depth), whose cost the
+// host pays as it looks at each (here, and at each call that keeps the
+// mount namespace) and the child as it mounts each: a hooks path 1,900
+// directories deep, which a .git the command made can name, is as many
+// pins, and four of them held each later call 2.2 to 4 s before its
+// timeout started (found in review). About 0.1 s at most here; 4,096
+// submodules 6 directories deep are 50,000. A variable for tests.
+var pinDepthMax = 1 << 18
+
 // pin sets m.Pinned: the directories a Linux runner binds over themselves,
 // so that each is a mount point in the command's namespace, which no rename
 // or rmdir can move (EBUSY). A mount sits on its directory and goes with it
@@ -432,10 +442,15 @@ func (m *fsMasks) pin(roots []string, rootInfos []fs.FileInfo, everywhere bool) 
 	}
 	var pins []string
 	seen := map[string]bool{}
+	depth := 0 // of the mounts: see pinDepthMax
+	for _, p := range protected {
+		depth += strings.Count(p, string(filepath.Separator))
+	}
 	add := func(d string) {
 		if !seen[d] && !covered(d) && !slices.Contains(areas, d) {
 			seen[d] = true
 			pins = append(pins, d)
+			depth += strings.Count(d, string(filepath.Separator))
 		}
 	}
 	for _, p := range protected {
@@ -445,6 +460,11 @@ func (m *fsMasks) pin(roots []string, rootInfos []fs.FileInfo, everywhere bool) 
 		}
 		for d := filepath.Dir(p); d != areas[i] && pathWithin(d, areas[i]); d = filepath.Dir(d) {
 			add(d)
+		}
+		if depth > pinDepthMax {
+			return fmt.Errorf("sandboxexec: the paths protected in the writable roots lie too deep: the mounts that "+
+				"protect and pin them would go through more than %d directories, below %s: protect fewer or "+
+				"shallower paths (leave \".git\" out of ReadOnlySubpaths where a command made them)", pinDepthMax, areas[i])
 		}
 	}
 	if !everywhere {

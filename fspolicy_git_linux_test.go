@@ -118,3 +118,31 @@ for i in $(seq 200); do mkdir -p .git/modules/$i && ln c .git/modules/$i/config 
 	out, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
 	lxRequireOK(t, out, err)
 }
+
+// Nor through the directories on the way to what it protects, each of
+// which a call pins with a mount (found in review): core.hooksPath naming
+// four directories 1,900 deep in the root was 7,600 pins, which held each
+// later call 2.2 to 4 s before its timeout started. Past pinDepthMax the
+// call fails at once; the same layout 40 deep runs.
+func TestFilesystemPolicyPinsBounded(t *testing.T) {
+	fsRequireMounts(t)
+	root := lxRealDir(t)
+	script := `cd "$1" && mkdir -p .git && printf '[core]\n' > .git/config &&
+for c in a b c d; do p=$(printf "$c/%.0s" $(seq "$2")) && mkdir -p "$p" && printf '\thooksPath = %s\n' "$p" >> .git/config || exit 1; done`
+	out, err := lxRun(t, lxSh(script, root, "40"), []string{root}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	out, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+
+	out, err = lxRun(t, lxSh(script, root, "1900"), []string{root}, SandboxPolicy{ReadOnlySubpaths: []string{}})
+	lxRequireOK(t, out, err)
+	ctx, cancel := context.WithTimeout(context.Background(), lxCallLimit)
+	defer cancel()
+	timeout := uint64(1000)
+	start := time.Now()
+	out, err = ProcessExecToolCall(ctx, ExecParams{Command: []string{"true"}, TimeoutMs: &timeout},
+		SandboxLinuxSeccomp, []string{root}, SandboxPolicy{})
+	assert.Less(t, time.Since(start), 1600*time.Millisecond, "the call's timeout is 1 s")
+	require.Error(t, err, "output: %+v", out)
+	assert.Contains(t, err.Error(), `leave ".git" out of ReadOnlySubpaths`)
+}
