@@ -103,3 +103,21 @@ func TestCanonicalRootsTrailingSlash(t *testing.T) {
 		assert.Nil(t, got, root)
 	}
 }
+
+// pathWithin answers as before and allocates nothing: a policy resolution
+// asks it for each pair of thousands of paths, which a .git the command
+// made can name (found in review: 4,000 submodules' .git took 1.2 s to
+// resolve and pin, 8 in 10 of it spent making dir+"/").
+func TestPathWithin(t *testing.T) {
+	for _, tc := range []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/a/b", "/a/b", true}, {"/a/b/c", "/a/b", true}, {"/a/bc", "/a/b", false}, {"/a", "/a/b", false},
+		{"/a", "/", true}, {"/", "/", true}, {"/a/b", "/a/b/c", false}, {"/ab/c", "/a", false},
+	} {
+		assert.Equal(t, tc.want, pathWithin(tc.path, tc.dir), "%q in %q", tc.path, tc.dir)
+	}
+	path, dir := "/home/someone/src/github.com/organisation/project/vendor/sub/.git", "/home/someone/src/github.com/organisation/project/vendor/sub"
+	assert.Zero(t, testing.AllocsPerRun(100, func() { pathWithin(path, dir) }))
+}
