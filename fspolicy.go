@@ -395,14 +395,19 @@ func trimTrailingSeparators(path string) string {
 }
 
 // pinDepthMax bounds the directories on the way to the mounts a call makes
-// (each pin and each protected path counted by its depth), whose cost the
-// host pays as it looks at each (here, and at each call that keeps the
-// mount namespace) and the child as it mounts each: a hooks path 1,900
-// directories deep, which a .git the command made can name, is as many
-// pins, and four of them held each later call 2.2 to 4 s before its
-// timeout started (found in review). About 0.1 s at most here; 4,096
-// submodules 6 directories deep are 50,000. A variable for tests.
-var pinDepthMax = 1 << 18
+// (each pin and each protected path counted by its depth), and pinCountMax
+// the mounts, whose cost the host pays as it looks at each (here, and at
+// each call that keeps the mount namespace) and the child as it mounts
+// each: a hooks path 1,900 directories deep, which a .git the command
+// made can name, is as many pins, and four of them held each later call
+// 2.2 to 4 s before its timeout started; 4,000 submodules' .git, 5
+// directories deep each, 28,000 mounts, 0.7 to 1.2 s (found in review).
+// About 0.8 s at most here, the scan included; 4,096 submodules 6
+// directories deep are 50,000 and 8,200. Variables for tests.
+var (
+	pinDepthMax = 1 << 18
+	pinCountMax = 1 << 14
+)
 
 // pin sets m.Pinned: the directories a Linux runner binds over themselves,
 // so that each is a mount point in the command's namespace, which no rename
@@ -461,10 +466,11 @@ func (m *fsMasks) pin(roots []string, rootInfos []fs.FileInfo, everywhere bool) 
 		for d := filepath.Dir(p); d != areas[i] && pathWithin(d, areas[i]); d = filepath.Dir(d) {
 			add(d)
 		}
-		if depth > pinDepthMax {
-			return fmt.Errorf("sandboxexec: the paths protected in the writable roots lie too deep: the mounts that "+
-				"protect and pin them would go through more than %d directories, below %s: protect fewer or "+
-				"shallower paths (leave \".git\" out of ReadOnlySubpaths where a command made them)", pinDepthMax, areas[i])
+		if depth > pinDepthMax || len(pins)+len(protected) > pinCountMax {
+			return fmt.Errorf("sandboxexec: the paths protected in the writable roots lie too deep, or are too many: "+
+				"the mounts that protect and pin them would be more than %d, or go through more than %d directories, "+
+				"below %s: protect fewer or shallower paths (leave \".git\" out of ReadOnlySubpaths where a command "+
+				"made them)", pinCountMax, pinDepthMax, areas[i])
 		}
 	}
 	if !everywhere {
