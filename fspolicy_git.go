@@ -178,13 +178,14 @@ func (s *gitScan) readConfig(path string) ([]gitConfigEntry, error) {
 	return entries, nil
 }
 
-// subdirs lists the directories in dir, not following dir if it is a
-// symlink, nor waiting on it if it is something else. Each entry read
+// subdirs lists the directories in dir (followed if it is a symlink, as
+// os.ReadDir did: git follows it too), not waiting on it if it is
+// something else (a FIFO). Each entry read
 // takes a step: a directory the command filled is read a batch at a
 // time, and the names kept are those of directories alone, fewer than
 // the scan may still look into.
 func (s *gitScan) subdirs(dir string) ([]string, error) {
-	f, err := openDirNoFollow(dir)
+	f, err := openDir(dir)
 	if err != nil {
 		return nil, nil
 	}

@@ -45,10 +45,10 @@ func openRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
-// openDirNoFollow opens the directory at path for listing, not through a
-// symlink at its end, and opens nothing else (no FIFO waits).
-func openDirNoFollow(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// openDir opens the directory at path for listing, and opens nothing else
+// (no FIFO waits).
+func openDir(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}

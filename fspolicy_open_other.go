@@ -31,11 +31,10 @@ func openRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
-// openDirNoFollow opens the directory at path for listing; what is not
-// one (a symlink to one too) is not opened, unless the path is swapped
-// between the look and the open.
-func openDirNoFollow(path string) (*os.File, error) {
-	if fi, err := os.Lstat(path); err != nil {
+// openDir opens the directory at path for listing; what is not one is
+// not opened, unless the path is swapped between the look and the open.
+func openDir(path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err != nil {
 		return nil, err
 	} else if !fi.IsDir() {
 		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.ENOTDIR}

@@ -104,3 +104,35 @@ func TestReadGitFileSwapRace(t *testing.T) {
 		f.Close()
 	}
 }
+
+// The directories the git scan lists are read without waiting on a FIFO
+// the command put in their place (.git/modules, .git/worktrees), and
+// through a symlink as git follows one: the submodules of a modules
+// directory kept elsewhere are still found.
+func TestResolveMasksListedDirectories(t *testing.T) {
+	root := realDir(t, "root")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git"), 0o755))
+	for _, name := range []string{"modules", "worktrees"} {
+		require.NoError(t, syscall.Mkfifo(filepath.Join(root, ".git", name), 0o644))
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := resolveMasks([]string{root}, SandboxPolicy{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("resolveMasks waits on a FIFO")
+	}
+
+	store := realDir(t, "store")
+	writeFiles(t, store, map[string]string{"sub/config": "[core]\n\tworktree = " + filepath.Join(root, "sub") + "\n"})
+	writeFiles(t, root, map[string]string{"sub/.git": "gitdir: " + filepath.Join(store, "sub") + "\n"})
+	require.NoError(t, os.Remove(filepath.Join(root, ".git", "modules")))
+	require.NoError(t, os.Symlink(store, filepath.Join(root, ".git", "modules")))
+	m, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	assert.Contains(t, m.ReadOnly, filepath.Join(root, "sub", ".git"))
+}
