@@ -478,3 +478,36 @@ PY`
 	assert.Equal(t, []string{"localhost:" + plain.URL[strings.LastIndexByte(plain.URL, ':')+1:],
 		strings.TrimPrefix(plain.URL, "http://")}, out.DeniedHosts)
 }
+
+// A standby whose TMPDIR another call filled (one whose roots hold the
+// host's temporary directory, where the TMPDIR is) is discarded off the
+// path of the call that finds it so, as a kept TMPDIR is (found in review:
+// the call emptied it first, up to a minute, then removed it, up to
+// another, all before its own timeout started: 200,000 files held it
+// 2.6 s).
+func TestStandbyFilledTMPDIRDiscardedOffPath(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	sbReady(t, root)
+	standbys.mu.Lock()
+	var tmp string
+	for _, s := range standbys.ready {
+		tmp = s.tmp.Path()
+	}
+	standbys.mu.Unlock()
+	require.NotEmpty(t, tmp)
+	out, err := lxRunParams(t, ExecParams{Command: lxPy(t, `
+d = sys.argv[1]
+for i in range(100000):
+    os.close(os.open(os.path.join(d, "f%d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
+`, tmp), TimeoutMs: ptrU64Linux(18000)}, []string{tmp}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+
+	start := time.Now()
+	out, used := sbRun(t, []string{root}, SandboxPolicy{}, `ls -A "$TMPDIR" | wc -l`)
+	took := time.Since(start)
+	assert.False(t, used)
+	assert.Equal(t, "0\n", out.Stdout, "the call's TMPDIR is empty")
+	assert.Less(t, took, 500*time.Millisecond)
+	waitTMPDIRCleanups()
+}
