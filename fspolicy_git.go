@@ -31,10 +31,11 @@ const gitConfigMax = 1 << 20
 // (each file's size, read or cached). Within gitScanMax, a command that
 // made the git directory could still spend without bound (found in
 // review): a 1 MiB core.worktree of "/usr/.." again and again is 150,000
-// lookups (0.24 s), and the same file hard-linked as the config of 4,000
-// submodules' git directories held the next call for 16 minutes; 300,000
-// files in .git/worktrees took 0.65 s and 100 MB to list, and a million
-// more. About 0.5 s and 0.2 s at most here. Variables for tests.
+// lookups (0.24 s), and the same file hard-linked as the config of 200
+// submodules' git directories held the next call 44 s (4,000 would be 16
+// minutes); 300,000 files in .git/worktrees took 0.65 s and 100 MB to
+// list, and a million more. About 0.5 s and 0.2 s at most here.
+// Variables for tests.
 var (
 	gitScanSteps       = 64 * gitScanMax
 	gitScanBytes int64 = 8 << 20
@@ -179,11 +180,10 @@ func (s *gitScan) readConfig(path string) ([]gitConfigEntry, error) {
 }
 
 // subdirs lists the directories in dir (followed if it is a symlink, as
-// os.ReadDir did: git follows it too), not waiting on it if it is
-// something else (a FIFO). Each entry read
-// takes a step: a directory the command filled is read a batch at a
-// time, and the names kept are those of directories alone, fewer than
-// the scan may still look into.
+// git follows it), not waiting on it if it is something else (a FIFO).
+// Each entry read takes a step: a directory the command filled is read a
+// batch at a time, and the names kept are those of directories alone,
+// fewer than the scan may still look into.
 func (s *gitScan) subdirs(dir string) ([]string, error) {
 	f, err := openDir(dir)
 	if err != nil {
