@@ -3,6 +3,7 @@
 package sandboxexec
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -483,31 +484,56 @@ PY`
 // host's temporary directory, where the TMPDIR is) is discarded off the
 // path of the call that finds it so, as a kept TMPDIR is (found in review:
 // the call emptied it first, up to a minute, then removed it, up to
-// another, all before its own timeout started: 200,000 files held it
-// 2.6 s).
+// another, all before its own timeout started: 100,000 files held it
+// 1.3 s). The files are planted from here, faster than a command would,
+// with the standby kept however long that takes (not dropped as idle).
 func TestStandbyFilledTMPDIRDiscardedOffPath(t *testing.T) {
 	sbRequire(t)
+	t.Cleanup(func() { sbDropAll(t) })
 	root := lxRealDir(t)
 	sbReady(t, root)
 	standbys.mu.Lock()
+	if standbys.trim != nil {
+		standbys.trim.Stop()
+		standbys.trim = nil
+	}
 	var tmp string
 	for _, s := range standbys.ready {
 		tmp = s.tmp.Path()
 	}
 	standbys.mu.Unlock()
 	require.NotEmpty(t, tmp)
-	out, err := lxRunParams(t, ExecParams{Command: lxPy(t, `
-d = sys.argv[1]
-for i in range(100000):
-    os.close(os.open(os.path.join(d, "f%d" % i), os.O_CREAT | os.O_WRONLY, 0o644))
-`, tmp), TimeoutMs: ptrU64Linux(18000)}, []string{tmp}, SandboxPolicy{})
-	lxRequireOK(t, out, err)
+	dir, err := unix.Open(tmp, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	for i := 0; i < 100000 && err == nil; i++ {
+		var fd int
+		if fd, err = unix.Openat(dir, "f"+strconv.Itoa(i), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644); err == nil {
+			unix.Close(fd)
+		}
+	}
+	unix.Close(dir)
+	require.NoError(t, err)
 
+	// The call alone is timed: lxRun waits for the clean-ups that follow.
+	sbSettle(t)
+	standbys.mu.Lock()
+	ready := len(standbys.ready)
+	standbys.mu.Unlock()
+	require.Equal(t, 1, ready, "the standby is still kept")
+	used := true
+	old := standbyUsedHook
+	standbyUsedHook = func(u bool) { used = u }
+	defer func() { standbyUsedHook = old }()
+	ctx, cancel := context.WithTimeout(context.Background(), lxCallLimit)
+	defer cancel()
 	start := time.Now()
-	out, used := sbRun(t, []string{root}, SandboxPolicy{}, `ls -A "$TMPDIR" | wc -l`)
+	out, err := ProcessExecToolCall(ctx, ExecParams{Command: lxSh(`ls -A "$TMPDIR" | wc -l`)},
+		SandboxLinuxSeccomp, []string{root}, SandboxPolicy{})
 	took := time.Since(start)
+	waitTMPDIRCleanups()
+	lxRequireOK(t, out, err)
 	assert.False(t, used)
 	assert.Equal(t, "0\n", out.Stdout, "the call's TMPDIR is empty")
 	assert.Less(t, took, 500*time.Millisecond)
-	waitTMPDIRCleanups()
+	lxRequireAbsent(t, filepath.Join(tmp, "f0"))
 }
