@@ -252,6 +252,9 @@ func (m *fsMasks) addReadOnly(p string, fi fs.FileInfo) {
 // of the command's making. steps is resolvePathSteps'.
 func gitdirOf(file string, roots []string, steps *int) (gitdir, common string, err error) {
 	head, err := readGitFile(file)
+	if leased(err) {
+		return "", "", leasedError(file, err)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("sandboxexec: read-only subpath: %w", err)
 	}
@@ -269,7 +272,11 @@ func gitdirOf(file string, roots []string, steps *int) (gitdir, common string, e
 	if dir == "" {
 		return "", "", nil
 	}
-	if b, err := readGitFile(filepath.Join(dir, "commondir")); err == nil && len(b) < gitFileMax {
+	b, err := readGitFile(filepath.Join(dir, "commondir"))
+	if leased(err) {
+		return "", "", leasedError(filepath.Join(dir, "commondir"), err)
+	}
+	if err == nil && len(b) < gitFileMax {
 		commondir := strings.TrimSpace(string(b))
 		common, err := resolveFrom(dir, commondir, roots, steps)
 		if err != nil {
@@ -286,6 +293,22 @@ func gitdirOf(file string, roots []string, steps *int) (gitdir, common string, e
 // gitFileMax is the most of a .git or commondir file that gitdirOf reads:
 // each holds one path.
 const gitFileMax = 4096
+
+// leased says err is the open of a file that another process holds a
+// write lease on (fcntl F_SETLEASE): the open, which does not wait,
+// fails with EAGAIN. A command may take one on a file it can read and
+// owns (a root host's command, on the host's files), for as long as its
+// call lasts, and a file of the policy's skipped as missing would leave
+// a concurrent call's masks short (found in review: the host's global
+// core.hooksPath, and with it a hooks directory in the root, missed).
+// The policy fails instead (see leasedError).
+func leased(err error) bool { return errors.Is(err, syscall.EAGAIN) }
+
+// leasedError is the error of a policy whose file path is leased.
+func leasedError(path string, err error) error {
+	return fmt.Errorf("sandboxexec: read-only subpath: %s is held by another process's lease (a command of "+
+		"a call in flight may have taken it): not read, and not skipped: %w", path, err)
+}
 
 // readGitFile reads the regular file at path, gitFileMax bytes at most.
 // Either file may lie in a writable root, where a command could have made

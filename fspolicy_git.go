@@ -310,6 +310,9 @@ func (s *gitScan) linkedWorktrees(common string) error {
 			return err
 		}
 		b, err := readGitFile(filepath.Join(gitdir, "gitdir"))
+		if leased(err) {
+			return leasedError(filepath.Join(gitdir, "gitdir"), err)
+		}
 		if err != nil || len(b) >= gitFileMax {
 			continue
 		}

@@ -68,6 +68,9 @@ func readGitConfigSize(path string) (entries []gitConfigEntry, size int64, err e
 		}
 	}
 	b, id, ok, err := readRegularIdentity(path, gitConfigMax+1)
+	if leased(err) {
+		return nil, -1, leasedError(path, err)
+	}
 	if err != nil {
 		return nil, -1, nil
 	}
