@@ -296,18 +296,18 @@ const gitFileMax = 4096
 
 // leased says err is the open of a file that another process holds a
 // write lease on (fcntl F_SETLEASE): the open, which does not wait,
-// fails with EAGAIN. A command may take one on a file it can read and
-// owns (a root host's command, on the host's files), for as long as its
-// call lasts, and a file of the policy's skipped as missing would leave
-// a concurrent call's masks short (found in review: the host's global
-// core.hooksPath, and with it a hooks directory in the root, missed).
-// The policy fails instead (see leasedError).
+// fails with EAGAIN. A sandboxed command may take none (seccomp), but a
+// SandboxNone call's command or any program of the host's owner may, on
+// a file it can read and owns, and a file of the policy's skipped as
+// missing would leave the call's masks short (found in review: the
+// host's global core.hooksPath, and with it a hooks directory in the
+// root, missed). The policy fails instead (see leasedError).
 func leased(err error) bool { return errors.Is(err, syscall.EAGAIN) }
 
 // leasedError is the error of a policy whose file path is leased.
 func leasedError(path string, err error) error {
-	return fmt.Errorf("sandboxexec: read-only subpath: %s is held by another process's lease (a command of "+
-		"a call in flight may have taken it): not read, and not skipped: %w", path, err)
+	return fmt.Errorf("sandboxexec: read-only subpath: %s is held by another process's lease (fcntl "+
+		"F_SETLEASE): not read, and not skipped: %w", path, err)
 }
 
 // readGitFile reads the regular file at path, gitFileMax bytes at most.

@@ -3,8 +3,10 @@
 package sandboxexec
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -148,18 +150,15 @@ for c in a b c d; do p=$(printf "$c/%.0s" $(seq "$2")) && mkdir -p "$p" && print
 }
 
 // A configuration file the scan must read that another process holds a
-// write lease on (fcntl F_SETLEASE, which a command may take on a file it
-// can read and owns: a root host's command on the host's global git
-// configuration) opens with EAGAIN, not waiting. The scan took that for a
-// missing file (found in review): a command of one call, leasing the file
-// while another call of the same host started, had that call's command
-// write a hook in the directory the host's core.hooksPath names in its
-// root. The call now fails instead, saying why.
+// write lease on (fcntl F_SETLEASE: a program of the host user's, or the
+// command of a SandboxNone call; a sandboxed command may take none) opens
+// with EAGAIN, not waiting. The scan took that for a missing file (found
+// in review): a command that leased the host's global git configuration
+// while a call started had that call's command write a hook in the
+// directory the host's core.hooksPath names in its root. The call now
+// fails instead, saying why.
 func TestFilesystemPolicyLeasedConfigFailsClosed(t *testing.T) {
 	fsRequireMounts(t)
-	if os.Geteuid() != 0 {
-		t.Skip("a command leases only files it owns: the host's own, for a root host")
-	}
 	global := filepath.Join(lxRealDir(t), "gitconfig")
 	require.NoError(t, os.WriteFile(global, []byte("[core]\n\thooksPath = .githooks\n"), 0o644))
 	t.Setenv("GIT_CONFIG_GLOBAL", global)
@@ -167,35 +166,33 @@ func TestFilesystemPolicyLeasedConfigFailsClosed(t *testing.T) {
 	writeFiles(t, root, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".git/config": "[core]\n"})
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".githooks"), 0o755))
 
-	leaser := lxRealDir(t)
-	leased := make(chan struct{})
-	go func() {
-		defer close(leased)
-		lxRun(t, lxPy(t, `
-import fcntl, signal, time
+	leaser := exec.Command(lxPython(t), "-c", `
+import fcntl, os, signal, sys, time
 signal.signal(signal.SIGIO, signal.SIG_IGN)
 fd = os.open(sys.argv[1], os.O_RDONLY)
 fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)  # F_SETLEASE
-open(os.path.join(sys.argv[2], "leased"), "w").close()
-time.sleep(4)
-`, global, leaser), []string{leaser}, SandboxPolicy{})
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(leaser, "leased")); err == nil {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the lease was never taken")
-		time.Sleep(10 * time.Millisecond)
-	}
+print("leased", flush=True)
+sys.stdin.read()
+`, global)
+	stdin, err := leaser.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := leaser.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, leaser.Start())
+	t.Cleanup(func() { stdin.Close(); leaser.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "leased\n", line)
+
 	out, err := lxRun(t, lxSh(`echo '#!/bin/sh' > "$1/.githooks/pre-commit"`, root), []string{root}, SandboxPolicy{})
-	<-leased
 	require.Error(t, err, "output: %+v", out)
 	assert.Contains(t, err.Error(), "lease")
 	lxRequireAbsent(t, filepath.Join(root, ".githooks", "pre-commit"))
 
 	// Once the lease is gone, the call runs, and the hooks directory is
 	// read-only.
+	stdin.Close()
+	require.NoError(t, leaser.Wait())
 	out, err = lxRun(t, lxSh(`echo '#!/bin/sh' > "$1/.githooks/pre-commit"`, root), []string{root}, SandboxPolicy{})
 	lxRequireDenied(t, out, err)
 	lxRequireAbsent(t, filepath.Join(root, ".githooks", "pre-commit"))

@@ -576,3 +576,55 @@ else:
 	lxRequireOK(t, out, err)
 	assert.Equal(t, "all ran\n", out.Stdout)
 }
+
+// A command takes no lease (fcntl F_SETLEASE): a write lease makes every
+// other open of the file, an execve of it too, wait until the holder lets
+// go, up to /proc/sys/fs/lease-break-time (45 s), and a command may take
+// one on any file it can read and owns (a root host's command: on the
+// host's programs). Found in review: a command that leased a program
+// held a concurrent call that ran it until the first call ended, before
+// the second call's timeout had started. Asking for the lease kind, and
+// locks, still work.
+func TestLinuxLeaseRefused(t *testing.T) {
+	requireSandbox(t)
+	root := lxRealDir(t)
+	prog := filepath.Join(root, "prog")
+	b, err := os.ReadFile("/bin/true")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(prog, b, 0o755))
+
+	done := make(chan map[string]string, 1)
+	go func() {
+		res, _ := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+import fcntl, signal, time
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+fd = os.open(sys.argv[1], os.O_RDONLY)
+F_SETLEASE, F_GETLEASE = 1024, 1025
+attempt("read_lease", lambda: fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK))
+attempt("write_lease", lambda: fcntl.fcntl(fd, F_SETLEASE, fcntl.F_WRLCK))
+attempt("get_lease", lambda: fcntl.fcntl(fd, F_GETLEASE))
+attempt("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH))
+open(os.path.join(sys.argv[2], "tried"), "w").close()
+time.sleep(3)
+`, prog, root)
+		done <- res
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(root, "tried")); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the leases were never tried")
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	out, err := lxRunParams(t, ExecParams{Command: []string{prog}, TimeoutMs: ptrU64Linux(1000)}, []string{root}, SandboxPolicy{})
+	took := time.Since(start)
+	res := <-done
+	lxRequireOK(t, out, err)
+	assert.Less(t, took, 1500*time.Millisecond, "the second call's timeout is 1 s")
+	assert.Equal(t, "EPERM", res["read_lease"])
+	assert.Equal(t, "EPERM", res["write_lease"])
+	assert.Equal(t, "OK", res["get_lease"])
+	assert.Equal(t, "OK", res["flock"])
+}

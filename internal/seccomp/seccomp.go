@@ -295,6 +295,22 @@ func compile(n Network, p part) ([]byte, error) {
 	if err := deny("prlimit64", otherPid, newLimit); err != nil {
 		return nil, err
 	}
+	// A lease (fcntl F_SETLEASE) makes every other open of the file, an
+	// execve of it too, wait until the holder lets go, up to
+	// /proc/sys/fs/lease-break-time (45 s), and a command may take one on
+	// any file it can read and owns (a root host's command: the host's
+	// programs and git configuration). Found in review: a command that
+	// leased a program held a concurrent call that ran it, before that
+	// call's timeout had started. The command is an int: its low 32 bits.
+	for _, name := range []string{"fcntl", "fcntl64"} {
+		lease, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xffffffff, unix.F_SETLEASE)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: fcntl condition: %w", err)
+		}
+		if err := deny(name, lease); err != nil {
+			return nil, err
+		}
+	}
 	// prctl's option is an int: compare its low 32 bits; the signal is an
 	// unsigned long, checked whole by the kernel.
 	option, err := libseccomp.MakeCondition(0, libseccomp.CompareMaskedEqual, 0xffffffff, unix.PR_SET_PDEATHSIG)
