@@ -276,6 +276,9 @@ func gitdirOf(file string, roots []string, steps *int) (gitdir, common string, e
 	if leased(err) {
 		return "", "", leasedError(filepath.Join(dir, "commondir"), err)
 	}
+	if err != nil && !scanSkips(filepath.Join(dir, "commondir"), err, roots) {
+		return "", "", scanError(filepath.Join(dir, "commondir"), err)
+	}
 	if err == nil && len(b) < gitFileMax {
 		commondir := strings.TrimSpace(string(b))
 		common, err := resolveFrom(dir, commondir, roots, steps)
@@ -335,7 +338,46 @@ func readRegular(path string, max int64) ([]byte, error) {
 
 // errNotRegular is openRegular's error for what is not a regular file.
 func errNotRegular(path string) error {
-	return &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	return &fs.PathError{Op: "read", Path: path, Err: errNotRegularFile}
+}
+
+var errNotRegularFile = errors.New("not a regular file")
+
+// scanSkips says the git scan may take err, met looking at path, for
+// nothing there to protect: a missing path, something that is not a
+// regular file where one is read (git reads nothing there either), or a
+// path the host may not look at (EACCES, EPERM) that lies outside every
+// writable root, where the command can neither take the host's access
+// away nor give it back (a host user's HOME of root's, kept by sudo -E).
+// Any other error fails the call, since the path may hold what the
+// host's git runs: found in review, a host user's command made the
+// directory above the hooks core.hooksPath names unsearchable (chmod 000
+// in its root), the next call's scan took the hooks for missing and left
+// their mask out, and its command made the directory searchable again
+// and wrote a hook there. EMFILE, ENOMEM, ELOOP and the like fail too.
+func scanSkips(path string, err error, roots []string) bool {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errNotRegularFile) {
+		return true
+	}
+	if !errors.Is(err, fs.ErrPermission) {
+		return false
+	}
+	inRoot := func(p string) bool {
+		p = filepath.Clean(p)
+		return slices.ContainsFunc(roots, func(r string) bool { return pathWithin(p, r) })
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && filepath.IsAbs(pe.Path) && inRoot(pe.Path) {
+		return false // where the lookup failed, a link followed
+	}
+	return !inRoot(path)
+}
+
+// scanError is the error of the git scan for a path it could not look
+// at, which scanSkips did not skip.
+func scanError(path string, err error) error {
+	return fmt.Errorf("sandboxexec: read-only subpath: %s cannot be looked at (%w), and what the host's git "+
+		"would take from it cannot be protected: make it readable to the host, or leave \".git\" out of ReadOnlySubpaths", path, err)
 }
 
 // resolveFrom resolves p, relative to base where it is not absolute, to an
@@ -355,10 +397,17 @@ func resolveFrom(base, p string, roots []string, steps *int) (string, error) {
 	if errors.As(err, &moved) {
 		return "", err
 	}
-	if err != nil {
-		return "", nil
+	if errors.Is(err, errNoStepsLeft) || err != nil && scanSkips(p, err, roots) {
+		return "", nil // for want of steps: gitScan.spent fails the call
 	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+	if err != nil {
+		return "", fmt.Errorf("cannot be looked up (%w)", err)
+	}
+	fi, err := os.Stat(real)
+	if err != nil && !scanSkips(real, err, roots) {
+		return "", fmt.Errorf("cannot be looked up (%w)", err)
+	}
+	if err != nil || !fi.IsDir() {
 		return "", nil
 	}
 	return real, nil

@@ -169,6 +169,9 @@ func (s *gitScan) spent(dir string) error {
 // readConfig is readGitConfig, within the scan's bytes.
 func (s *gitScan) readConfig(path string) ([]gitConfigEntry, error) {
 	entries, size, err := readGitConfigSize(path)
+	if err != nil && !leased(err) && scanSkips(path, err, s.roots) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +189,11 @@ func (s *gitScan) readConfig(path string) ([]gitConfigEntry, error) {
 // fewer than the scan may still look into.
 func (s *gitScan) subdirs(dir string) ([]string, error) {
 	f, err := openDir(dir)
-	if err != nil {
+	if err != nil && scanSkips(dir, err, s.roots) {
 		return nil, nil
+	}
+	if err != nil {
+		return nil, scanError(dir, err)
 	}
 	defer f.Close()
 	var names []string
@@ -313,6 +319,9 @@ func (s *gitScan) linkedWorktrees(common string) error {
 		if leased(err) {
 			return leasedError(filepath.Join(gitdir, "gitdir"), err)
 		}
+		if err != nil && !scanSkips(filepath.Join(gitdir, "gitdir"), err, s.roots) {
+			return scanError(filepath.Join(gitdir, "gitdir"), err)
+		}
 		if err != nil || len(b) >= gitFileMax {
 			continue
 		}
@@ -415,6 +424,8 @@ func (s *gitScan) submodules(dir string) error {
 func (s *gitScan) submoduleOrStep(d string) error {
 	if _, err := os.Lstat(filepath.Join(d, "config")); err == nil {
 		return s.repository("", d, d)
+	} else if !scanSkips(filepath.Join(d, "config"), err, s.roots) {
+		return scanError(filepath.Join(d, "config"), err)
 	}
 	if err := s.spend(d); err != nil {
 		return err
@@ -532,12 +543,15 @@ func (s *gitScan) homeOf(name string) (string, error) {
 // directory, but not what it points to.
 func (s *gitScan) hooksLink(hooks string) error {
 	fi, err := os.Lstat(hooks)
+	if err != nil && !scanSkips(hooks, err, s.roots) {
+		return scanError(hooks, err)
+	}
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		return nil
 	}
 	target, err := os.Readlink(hooks)
 	if err != nil {
-		return nil
+		return scanError(hooks, err)
 	}
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(filepath.Dir(hooks), target)
@@ -556,10 +570,16 @@ func (s *gitScan) protectHooks(p, namedBy string) error {
 		return fmt.Errorf("sandboxexec: read-only subpath: the hooks directory %s that %s names %w: "+
 			"name the directory it leads to instead, or leave \".git\" out of ReadOnlySubpaths", p, namedBy, err)
 	}
+	if err != nil && !errors.Is(err, errNoStepsLeft) && !scanSkips(p, err, s.roots) {
+		return scanError(p, err) // for want of steps: spent fails the call
+	}
 	if err != nil || !s.inRoot(real) || slices.ContainsFunc(s.roots, func(r string) bool { return pathWithin(r, real) }) {
 		return nil
 	}
 	fi, err := os.Lstat(real)
+	if err != nil && !scanSkips(real, err, s.roots) {
+		return scanError(real, err)
+	}
 	if err != nil {
 		return nil
 	}

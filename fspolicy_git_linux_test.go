@@ -199,3 +199,51 @@ sys.stdin.read()
 	lxRequireDenied(t, out, err)
 	lxRequireAbsent(t, filepath.Join(root, ".githooks", "pre-commit"))
 }
+
+const fsGitUnsearchableEnv = "SANDBOXEXEC_TEST_GIT_UNSEARCHABLE_AS_NOBODY"
+
+// A path of the git scan that the host cannot look up (EACCES) was taken
+// for a missing one, and its mask left out (found in review): a host
+// user's command, which owns its root's directories, made the directory
+// above the hooks core.hooksPath names unsearchable (chmod 000, which no
+// Landlock right refuses), and the next call's scan skipped the hooks;
+// that call's command made the directory searchable again and wrote a
+// hook there, which the host's git would run. Such a path now fails the
+// call, as every error but a missing path does.
+func TestFilesystemPolicyGitScanUnsearchableFailsClosed(t *testing.T) {
+	if os.Getenv(fsGitUnsearchableEnv) == "1" {
+		testGitScanUnsearchable(t, os.Getenv("SANDBOXEXEC_TEST_ROOT"))
+		return
+	}
+	fsRequireMounts(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the test binary as another user")
+	}
+	dir := lxNobodyDir(t, "sandboxexec-gitacces-")
+	root := filepath.Join(dir, "root")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.Chown(root, nobody, nobody))
+	out := lxRunAsNobody(t, dir, time.Minute, []string{fsGitUnsearchableEnv + "=1", "SANDBOXEXEC_TEST_ROOT=" + root},
+		"-test.run=^TestFilesystemPolicyGitScanUnsearchableFailsClosed$")
+	assert.Contains(t, out, "--- PASS: TestFilesystemPolicyGitScanUnsearchableFailsClosed")
+	t.Logf("as nobody:\n%s", out)
+}
+
+func testGitScanUnsearchable(t *testing.T, root string) {
+	writeFiles(t, root, map[string]string{".git/HEAD": "ref: refs/heads/main\n",
+		".git/config": "[core]\n\thooksPath = tools/hooks\n"})
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "tools", "hooks"), 0o755))
+
+	// The hooks are read-only; the directory above them is the command's.
+	out, err := lxRunParams(t, ExecParams{Command: lxSh(`chmod 000 tools`), Workdir: root}, []string{root}, SandboxPolicy{})
+	lxRequireOK(t, out, err)
+	defer os.Chmod(filepath.Join(root, "tools"), 0o755)
+
+	out, err = lxRunParams(t, ExecParams{Command: lxSh(`chmod 755 tools && echo '#!/bin/sh' > tools/hooks/pre-commit`),
+		Workdir: root}, []string{root}, SandboxPolicy{})
+	require.Error(t, err, "output: %+v", out)
+	assert.Contains(t, err.Error(), "permission denied")
+	t.Log(err)
+	require.NoError(t, os.Chmod(filepath.Join(root, "tools"), 0o755))
+	lxRequireAbsent(t, filepath.Join(root, "tools", "hooks", "pre-commit"))
+}

@@ -1,8 +1,11 @@
 package sandboxexec
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
+	"syscall"
 )
 
 // gitConfigs keeps what each configuration file the policy read held, by
@@ -71,8 +74,12 @@ func readGitConfigSize(path string) (entries []gitConfigEntry, size int64, err e
 	if leased(err) {
 		return nil, -1, leasedError(path, err)
 	}
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, errNotRegularFile) {
 		return nil, -1, nil
+	}
+	if err != nil {
+		// Not taken for missing (see scanSkips, which the scan asks).
+		return nil, -1, scanError(path, err)
 	}
 	if len(b) > gitConfigMax {
 		return nil, -1, fmt.Errorf("sandboxexec: read-only subpath: %s is larger than %d bytes, "+
