@@ -583,8 +583,9 @@ else:
 // one on any file it can read and owns (a root host's command: on the
 // host's programs). Found in review: a command that leased a program
 // held a concurrent call that ran it until the first call ended, before
-// the second call's timeout had started. Asking for the lease kind, and
-// locks, still work.
+// the second call's timeout had started. So does a delegation
+// (F_SETDELEG, Linux 6.19). Asking for the lease kind, and locks, still
+// work.
 func TestLinuxLeaseRefused(t *testing.T) {
 	requireSandbox(t)
 	root := lxRealDir(t)
@@ -599,9 +600,12 @@ func TestLinuxLeaseRefused(t *testing.T) {
 import fcntl, signal, time
 signal.signal(signal.SIGIO, signal.SIG_IGN)
 fd = os.open(sys.argv[1], os.O_RDONLY)
-F_SETLEASE, F_GETLEASE = 1024, 1025
+F_SETLEASE, F_GETLEASE, F_SETDELEG = 1024, 1025, 1040
 attempt("read_lease", lambda: fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK))
 attempt("write_lease", lambda: fcntl.fcntl(fd, F_SETLEASE, fcntl.F_WRLCK))
+# struct delegation {u32 d_flags; u16 d_type; u16 pad}: a write delegation
+deleg = ctypes.create_string_buffer(b"\0\0\0\0" + fcntl.F_WRLCK.to_bytes(2, sys.byteorder) + b"\0\0")
+attempt("delegation", lambda: check(libc.fcntl(fd, F_SETDELEG, deleg)))
 attempt("get_lease", lambda: fcntl.fcntl(fd, F_GETLEASE))
 attempt("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH))
 open(os.path.join(sys.argv[2], "tried"), "w").close()
@@ -625,6 +629,7 @@ time.sleep(3)
 	assert.Less(t, took, 1500*time.Millisecond, "the second call's timeout is 1 s")
 	assert.Equal(t, "EPERM", res["read_lease"])
 	assert.Equal(t, "EPERM", res["write_lease"])
+	assert.Equal(t, "EPERM", res["delegation"], "F_SETDELEG, which kernels before 6.19 know not (EINVAL)")
 	assert.Equal(t, "OK", res["get_lease"])
 	assert.Equal(t, "OK", res["flock"])
 }

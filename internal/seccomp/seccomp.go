@@ -47,6 +47,10 @@ var AlwaysDenied = []string{
 // (Linux 6.15) is open_tree with mount attributes.
 var MountAPI = []string{"fsopen", "fsconfig", "fsmount", "fspick", "open_tree", "move_mount", "mount_setattr", "open_tree_attr"}
 
+// fSetDeleg is fcntl's F_SETDELEG (F_LINUX_SPECIFIC_BASE + 16, Linux
+// 6.19), which x/sys/unix may not have yet.
+const fSetDeleg = 1024 + 16
+
 // The parent-death signal is what kills the command, and with it its PID
 // namespace, when the host dies (even by SIGKILL). prctl(PR_SET_PDEATHSIG)
 // with any other signal (0 clears it) returns success and changes nothing:
@@ -302,13 +306,18 @@ func compile(n Network, p part) ([]byte, error) {
 	// programs and git configuration). Found in review: a command that
 	// leased a program held a concurrent call that ran it, before that
 	// call's timeout had started. The command is an int: its low 32 bits.
+	// F_SETDELEG (Linux 6.19) takes a delegation, a lease by another name
+	// that a directory can hold too, whose break makes opens and changes
+	// wait alike.
 	for _, name := range []string{"fcntl", "fcntl64"} {
-		lease, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xffffffff, unix.F_SETLEASE)
-		if err != nil {
-			return nil, fmt.Errorf("seccomp: fcntl condition: %w", err)
-		}
-		if err := deny(name, lease); err != nil {
-			return nil, err
+		for _, cmd := range []uint64{unix.F_SETLEASE, fSetDeleg} {
+			lease, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xffffffff, cmd)
+			if err != nil {
+				return nil, fmt.Errorf("seccomp: fcntl condition: %w", err)
+			}
+			if err := deny(name, lease); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// prctl's option is an int: compare its low 32 bits; the signal is an
