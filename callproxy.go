@@ -35,11 +35,17 @@ var proxyVariables = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROX
 	"http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
 // isProxyVariable says whether name is one of proxyVariables in any letter
-// case: Python's urllib reads a name in any case (No_Proxy=* sent a
-// command's requests around the proxy, where they reached nothing; found
-// in review), and a host's Https_Proxy may carry its own proxy's password.
+// case, or any other SCHEME_proxy: Python's urllib reads a name in any
+// case (No_Proxy=* sent a command's requests around the proxy, where they
+// reached nothing; found in review), and for any scheme (ftp_proxy), curl
+// reads WS_PROXY and WSS_PROXY, npm and pip their own (npm_config_proxy,
+// PIP_PROXY); a host's may carry its own proxy's password, which the
+// command could send to an allowed domain (found in review: FTP_PROXY and
+// WSS_PROXY were handed on).
 func isProxyVariable(name string) bool {
-	return slices.ContainsFunc(proxyVariables, func(v string) bool { return strings.EqualFold(v, name) })
+	const suffix = "_proxy"
+	return slices.ContainsFunc(proxyVariables, func(v string) bool { return strings.EqualFold(v, name) }) ||
+		len(name) > len(suffix) && strings.EqualFold(name[len(name)-len(suffix):], suffix)
 }
 
 // proxyEnv sets the variables that point the command at the proxy, and

@@ -372,8 +372,9 @@ func WithLiveOutput(stdout, stderr io.Writer) Option {
 //     writable roots, no FullDiskWriteAccess, and a temporary directory
 //     (TMPDIR, else /tmp) below none of its roots.
 //   - With AllowedDomains, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY and their
-//     lower-case twins, pointing at the call's proxy; NO_PROXY and no_proxy
-//     are removed.
+//     lower-case twins, pointing at the call's proxy; NO_PROXY, no_proxy
+//     and every other variable whose name ends in _proxy, in any letter
+//     case (FTP_PROXY, WSS_PROXY, npm_config_proxy), are removed.
 //
 // SandboxNone sets none of them (see EnvSandbox for a host that is itself
 // sandboxed).
