@@ -531,12 +531,24 @@ func (s *gitScan) homeOf(name string) (string, error) {
 		s.homes = map[string]string{}
 	}
 	home := ""
-	if u, err := user.Lookup(name); err == nil {
+	u, err := lookupUser(name)
+	var unknown user.UnknownUserError
+	switch {
+	case err == nil:
 		home = u.HomeDir
+	case !errors.As(err, &unknown):
+		// The name service failed (a directory server out of reach): the
+		// host's git, which may find the user later, would run the hooks
+		// of a home that went unprotected.
+		return "", fmt.Errorf("sandboxexec: read-only subpath: the home of the user %q, which a core.hooksPath value "+
+			"names (~%s/), cannot be looked up: %w", name, name, err)
 	}
 	s.homes[name] = home
 	return home, nil
 }
+
+// lookupUser is user.Lookup; a variable for tests.
+var lookupUser = user.Lookup
 
 // hooksLink protects where a git directory's hooks lead when they are a
 // symlink into a writable root: the link is read-only with the git

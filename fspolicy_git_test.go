@@ -1,6 +1,7 @@
 package sandboxexec
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -583,4 +584,22 @@ func TestResolveMasksHooksPathOfAUser(t *testing.T) {
 	m, err = resolveMasks([]string{root}, SandboxPolicy{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{filepath.Join(root, ".git")}, m.ReadOnly, "a user git cannot find names nothing")
+}
+
+// A user the name service cannot look up just now (a directory server out
+// of reach) fails the call: the hooks of that user's home were skipped as
+// if there were no such user, and the host's git, finding the user later,
+// would run them. A user that does not exist is skipped, as before (git
+// itself refuses such a core.hooksPath).
+func TestResolveMasksHooksPathUserLookupFails(t *testing.T) {
+	root := realDir(t, "root")
+	writeFiles(t, root, map[string]string{".git/config": "[core]\n\thooksPath = ~someone/hooks\n"})
+	defer func(l func(string) (*user.User, error)) { lookupUser = l }(lookupUser)
+	lookupUser = func(name string) (*user.User, error) { return nil, user.UnknownUserError(name) }
+	_, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.NoError(t, err, "no such user")
+	lookupUser = func(string) (*user.User, error) { return nil, errors.New("sssd: server unreachable") }
+	_, err = resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sssd: server unreachable")
 }
