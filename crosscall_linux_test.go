@@ -323,3 +323,32 @@ open(sys.argv[1], "w").close()
 	assert.NotContains(t, other.Stdout, "read=secret", "another call read the segment")
 	assert.Contains(t, r.out.Stdout, "mine=secret", "another call wrote the segment")
 }
+
+// Without a seccomp filter (BestEffort on a kernel without it), a command
+// makes and connects UNIX sockets whatever its policy, and a network
+// namespace hides no pathname socket: it can send a descriptor of its
+// TMPDIR out, as a NetworkAccess command can (see
+// TestTMPDIRNotKeptAfterItsDescriptorLeft). Its TMPDIR was kept all the
+// same (found in review), and went to the next call. It is not kept now.
+func TestTMPDIRNotKeptWithoutSeccomp(t *testing.T) {
+	requireTMPDIRKept(t)
+	sbOff(t) // a standby in the making reads forcedNoSeccomp
+	forcedNoSeccomp = true
+	t.Cleanup(func() { forcedNoSeccomp = false })
+	tmpDropKept()
+	root := lxRealDir(t)
+	out, err := lxRun(t, lxPy(t, `
+print("tmpdir=" + os.environ["TMPDIR"])
+s = socket.socket(socket.AF_UNIX)
+attempt("bind", lambda: s.bind(sys.argv[1] + "/sock"))
+`, root), []string{root}, SandboxPolicy{BestEffort: true}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	first := lxResults(out.Stdout)
+	require.Equal(t, "OK", first["bind"], "without seccomp a command makes UNIX sockets: %s", out.Stdout)
+	forcedNoSeccomp = false
+	waitTMPDIRCleanups()
+
+	out, err = lxRun(t, lxSh(`printf 'tmpdir=%s\n' "$TMPDIR"`), []string{lxRealDir(t)}, SandboxPolicy{}, WithEnv(tmpPoolEnv))
+	lxRequireOK(t, out, err)
+	assert.NotEqual(t, first["tmpdir"], lxResults(out.Stdout)["tmpdir"], "the TMPDIR of a call without seccomp went to a later call")
+}

@@ -75,6 +75,9 @@ type linuxRunner struct {
 var (
 	kernelLandlockABI = sync.OnceValues(landlock.ABI)
 	forcedLandlockABI = -1
+	// forcedNoSeccomp, set by tests, has checkKernel find no seccomp (a
+	// kernel without it, under BestEffort).
+	forcedNoSeccomp bool
 )
 
 func landlockABI() (int, error) {
@@ -98,6 +101,9 @@ func (r *linuxRunner) checkKernel() error {
 		r.abi = abi
 	}
 	bpf, seccompErr := seccomp.Program(r.network())
+	if forcedNoSeccomp {
+		bpf, seccompErr = nil, errors.New("seccomp disabled for a test")
+	}
 	if seccompErr == nil {
 		r.bpfHead, r.bpfTail, seccompErr = seccomp.Split(r.network())
 	}
@@ -613,7 +619,9 @@ func (r *linuxRunner) writesCgroups() bool {
 // sendsDescriptors says the command can send a descriptor to a process
 // outside its call: over a pathname UNIX socket (SCM_RIGHTS), which only
 // NetworkAccess lets it connect or listen on (AllowedDomains makes no UNIX
-// socket but socketpair's). Whoever holds it keeps it for as long as it
+// socket but socketpair's), or any policy where there is no seccomp filter
+// to refuse the others one (BestEffort on a kernel without it: a network
+// namespace hides no pathname socket). Whoever holds it keeps it for as long as it
 // lives, so a later call must get neither the command's TMPDIR nor its
 // mount namespace (see mountNamespaceCache.retire). A descriptor of the
 // TMPDIR, opened through the call's writable mount of it, lets its holder
@@ -621,7 +629,7 @@ func (r *linuxRunner) writesCgroups() bool {
 // covers (found in review: another call's command made a later call's
 // TMPDIR and files in it world-writable).
 func (r *linuxRunner) sendsDescriptors() bool {
-	return r.policy.NetworkAccess
+	return r.policy.NetworkAccess || r.bpf == nil
 }
 
 // environ adds the sandbox's variables, and a TMPDIR the command may write
