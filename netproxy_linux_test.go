@@ -223,10 +223,12 @@ func TestNetworkProxyEnvironment(t *testing.T) {
 	out, err := lxRun(t, []string{"env"}, []string{lxRealDir(t)}, npPolicy,
 		WithEnv([]string{"NO_PROXY=*", "no_proxy=*", "HTTP_PROXY=http://elsewhere:1", "PATH=/usr/bin:/bin",
 			"No_Proxy=*", "Https_Proxy=http://user:pass@elsewhere:2", "FTP_PROXY=http://user:pass@elsewhere:3",
-			"WSS_PROXY=http://user:pass@elsewhere:4", "npm_config_https_proxy=http://user:pass@elsewhere:5"}))
+			"WSS_PROXY=http://user:pass@elsewhere:4", "npm_config_https_proxy=http://user:pass@elsewhere:5",
+			"NODE_USE_ENV_PROXY=1"}))
 	lxRequireOK(t, out, err)
 	assert.NotRegexp(t, "(?mi)^no_proxy=", out.Stdout)
 	assert.NotContains(t, out.Stdout, "user:pass", "the host's proxies, of any scheme or tool, with their password")
+	assert.Contains(t, out.Stdout, "NODE_USE_ENV_PROXY=1\n", "a flag that names no proxy stays")
 	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
 		assert.Regexp(t, "(?m)^"+name+"=[a-z0-9]+://sbx:[^@]+@127\\.0\\.0\\.1:3128$", out.Stdout)
 	}

@@ -374,7 +374,8 @@ func WithLiveOutput(stdout, stderr io.Writer) Option {
 //   - With AllowedDomains, HTTP_PROXY, HTTPS_PROXY and ALL_PROXY and their
 //     lower-case twins, pointing at the call's proxy; NO_PROXY, no_proxy
 //     and every other variable whose name ends in _proxy, in any letter
-//     case (FTP_PROXY, WSS_PROXY, npm_config_proxy), are removed.
+//     case, and whose value names a proxy (FTP_PROXY, WSS_PROXY,
+//     npm_config_proxy; not a flag like NODE_USE_ENV_PROXY=1), are removed.
 //
 // SandboxNone sets none of them (see EnvSandbox for a host that is itself
 // sandboxed).

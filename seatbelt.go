@@ -365,13 +365,13 @@ func (r *seatbeltRunner) request(req *spawnRequest) (_ *spawnRequest, tmp string
 	out.path = seatbeltExecutable
 	out.env = withSandboxEnv(req.env, "seatbelt", !r.policy.NetworkAccess)
 	// The removals first, then the call's own: in any letter case, as
-	// proxyEnv, and a proxy variable stands for every one (see
-	// isProxyVariable), the call's too were it set before.
+	// proxyEnv, and a proxy variable stands for every proxy of the
+	// host's (see isHostProxy), the call's too were it set before.
 	for _, kv := range r.proxyEnv {
 		if !strings.Contains(kv, "=") {
 			out.env = slices.DeleteFunc(slices.Clip(out.env), func(e string) bool {
 				name, _ := envName(e)
-				return strings.EqualFold(name, kv) || isProxyVariable(kv) && isProxyVariable(name)
+				return strings.EqualFold(name, kv) || isProxyVariable(kv) && isHostProxy(e)
 			})
 		}
 	}

@@ -84,14 +84,14 @@ func TestSeatbeltRunnerProxy(t *testing.T) {
 	require.NoError(t, err)
 	r.proxyEnv = []string{"HTTPS_PROXY=http://sbx:tok@127.0.0.1:8080", "NO_PROXY", "no_proxy"}
 	env := []string{"HTTPS_PROXY=http://elsewhere", "NO_PROXY=*", "PATH=/bin", "no_proxy=example.com", "No_Proxy=*",
-		"FTP_PROXY=http://user:pass@elsewhere"}
+		"FTP_PROXY=http://user:pass@elsewhere", "ELECTRON_GET_USE_PROXY=true"}
 	got, tmp, err := r.request(&spawnRequest{path: "/usr/bin/curl", argv: []string{"curl"}, env: env})
 	require.NoError(t, err)
 	assert.Empty(t, tmp)
-	assert.Equal(t, []string{"PATH=/bin", "SANDBOXEXEC_SANDBOX=seatbelt", "SANDBOXEXEC_NETWORK_DISABLED=1",
-		"HTTPS_PROXY=http://sbx:tok@127.0.0.1:8080"}, got.env)
+	assert.Equal(t, []string{"PATH=/bin", "ELECTRON_GET_USE_PROXY=true", "SANDBOXEXEC_SANDBOX=seatbelt",
+		"SANDBOXEXEC_NETWORK_DISABLED=1", "HTTPS_PROXY=http://sbx:tok@127.0.0.1:8080"}, got.env)
 	assert.Equal(t, []string{"HTTPS_PROXY=http://elsewhere", "NO_PROXY=*", "PATH=/bin", "no_proxy=example.com", "No_Proxy=*",
-		"FTP_PROXY=http://user:pass@elsewhere"}, env,
+		"FTP_PROXY=http://user:pass@elsewhere", "ELECTRON_GET_USE_PROXY=true"}, env,
 		"the caller's environment is left as it was")
 	assert.Contains(t, got.argv, "-DPROXY_PORT=8080")
 	assert.Contains(t, got.argv[2], wantSeatbeltProxy)
