@@ -9,7 +9,7 @@ GO ?= go
 # -fuzztime can end in a spurious "context deadline exceeded" from the fuzz
 # coordinator on a loaded machine.
 FUZZ_TARGETS = .:FuzzExecParamsJSON .:FuzzCapture .:FuzzFilterSecrets .:FuzzResolvePath \
-	.:FuzzCreateSeatbeltCommand .:FuzzFilesystemPolicy .:FuzzGitConfig ./internal/landlock:FuzzHandled \
+	.:FuzzCreateSeatbeltCommand .:FuzzFilesystemPolicy .:FuzzGitConfig .:FuzzGitScan ./internal/landlock:FuzzHandled \
 	./internal/netproxy:FuzzNewMatcher ./internal/netproxy:FuzzReadRequest ./internal/netproxy:FuzzSOCKS
 FUZZ_SHORT ?= 3000x
 FUZZ_LONG ?= 300000x

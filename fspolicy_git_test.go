@@ -603,3 +603,39 @@ func TestResolveMasksHooksPathUserLookupFails(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sssd: server unreachable")
 }
+
+// FuzzGitScan: a command in a root writes the git metadata that the next
+// call's policy reads. Whatever it writes, resolveMasks answers or fails,
+// never panics, and what it makes read-only exists, holds no root (that
+// would take the root with it) and includes the root's own .git.
+func FuzzGitScan(f *testing.F) {
+	f.Add("[core]\n\thooksPath = hooks\n", "[core]\n\tworktree = ../../../sub\n", "gitdir: ../.git/modules/sub\n", "/elsewhere/.git\n")
+	f.Add("[core]\n\thooksPath = ~/h\n[extensions]\n\tworktreeConfig\n", "[core]\n\tworktree = /\n", "gitdir: ..\n", "..\n")
+	f.Add("[include]\n\tpath = x\n[core]\nhooksPath=.\n", "[core]\n\tworktree = ../../..\n", "gitdir: .\n", "../../sub/.git")
+	f.Add("[core \"x\"]\n\thooksPath = \"a\\\"b\"\n", "[Core]\n\tWorkTree = \"../../../sub\"\n", "gitdir: /\n", "")
+	f.Fuzz(func(t *testing.T, config, moduleConfig, dotGit, worktreeGitdir string) {
+		root := realDir(t, "root")
+		writeFiles(t, root, map[string]string{
+			".git/HEAD":               "ref: refs/heads/main\n",
+			".git/config":             config,
+			".git/modules/sub/config": moduleConfig,
+			".git/worktrees/w/gitdir": worktreeGitdir,
+			".git/worktrees/w/HEAD":   "ref: refs/heads/w\n",
+			"sub/.git":                dotGit,
+			"hooks/pre-commit":        "",
+			"sub/hooks/pre-commit":    "",
+			"sub/nested/.git/HEAD":    "ref: refs/heads/main\n",
+			"sub/nested/.git/config":  config,
+		})
+		m, err := resolveMasks([]string{root}, SandboxPolicy{})
+		if err != nil {
+			return
+		}
+		assert.Contains(t, m.ReadOnly, filepath.Join(root, ".git"))
+		for _, p := range m.ReadOnly {
+			_, err := os.Lstat(p)
+			assert.NoError(t, err, "%s exists", p)
+			assert.False(t, pathWithin(root, p), "%s holds the root", p)
+		}
+	})
+}
