@@ -248,7 +248,10 @@ type SandboxPolicy struct {
 	// allows at all (4,194,304 on 64-bit systems) means that many.
 	MaxProcesses int
 	// MaxFileSize caps the size of any file the command writes, in bytes
-	// (RLIMIT_FSIZE; a write past it fails with EFBIG).
+	// (RLIMIT_FSIZE; a write or truncate past it fails with EFBIG), and
+	// the blocks it allocates to one: fallocate with FALLOC_FL_KEEP_SIZE
+	// (but to punch a hole) or FALLOC_FL_INSERT_RANGE, and the ioctls
+	// that allocate so, fail with EOPNOTSUPP, where there is seccomp.
 	MaxFileSize int64
 	// MaxCPUTime caps each process's CPU time (RLIMIT_CPU, rounded up to
 	// whole seconds; the process is then killed by SIGXCPU or SIGKILL).

@@ -100,12 +100,12 @@ func (r *linuxRunner) checkKernel() error {
 	if abiErr == nil || r.policy.BestEffort {
 		r.abi = abi
 	}
-	bpf, seccompErr := seccomp.Program(r.network())
+	bpf, seccompErr := seccomp.Program(r.network(), r.policy.MaxFileSize > 0)
 	if forcedNoSeccomp {
 		bpf, seccompErr = nil, errors.New("seccomp disabled for a test")
 	}
 	if seccompErr == nil {
-		r.bpfHead, r.bpfTail, seccompErr = seccomp.Split(r.network())
+		r.bpfHead, r.bpfTail, seccompErr = seccomp.Split(r.network(), r.policy.MaxFileSize > 0)
 	}
 	if seccompErr == nil {
 		r.bpf = bpf

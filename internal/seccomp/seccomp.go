@@ -7,7 +7,8 @@
 // set-user-ID or set-group-ID modes (see denySetID), which fail with EPERM;
 // clone3 and openat2 fail with ENOSYS, and a change of the parent-death
 // signal away from SIGKILL does nothing; a system call of another
-// architecture (or x32) kills the process.
+// architecture (or x32) kills the process. A program for a command with a
+// file size limit also refuses what would pass it (see denyFileGrowth).
 package seccomp
 
 import (
@@ -130,9 +131,10 @@ const (
 	parts
 )
 
-// programs are compiled once per policy and part; a compilation that failed
-// only for want of a descriptor or memory is tried again by the next call.
-var programs [networks][parts]probe.Result[[]byte]
+// programs are compiled once per policy (network mode, file size limit or
+// not) and part; a compilation that failed only for want of a descriptor
+// or memory is tried again by the next call.
+var programs [networks][2][parts]probe.Result[[]byte]
 
 // Network is what a program lets the command do with sockets.
 type Network int
@@ -153,17 +155,25 @@ const (
 	networks
 )
 
-func program(n Network, p part) ([]byte, error) {
+func program(n Network, fileSizeLimited bool, p part) ([]byte, error) {
 	if n < 0 || n >= networks {
 		return nil, fmt.Errorf("seccomp: unknown network mode %d", int(n))
 	}
-	return programs[n][p].Get(context.Background(), func() ([]byte, error) { return compile(n, p) })
+	limited := 0
+	if fileSizeLimited {
+		limited = 1
+	}
+	return programs[n][limited][p].Get(context.Background(), func() ([]byte, error) { return compile(n, fileSizeLimited, p) })
 }
 
-// Program returns the BPF program for the policy. The bytes are shared:
-// callers must not modify them. An error that probe.Temporary accepts says
-// only that this attempt failed.
-func Program(n Network) ([]byte, error) { return program(n, whole) }
+// Program returns the BPF program for the policy: its network mode, and
+// whether the command has a file size limit (RLIMIT_FSIZE) for the program
+// to back (see denyFileGrowth). The bytes are shared: callers must not
+// modify them. An error that probe.Temporary accepts says only that this
+// attempt failed.
+func Program(n Network, fileSizeLimited bool) ([]byte, error) {
+	return program(n, fileSizeLimited, whole)
+}
 
 // Split returns Program's rules in two programs, for a child that makes
 // namespaces and mounts before its execve: head has every rule but those
@@ -171,11 +181,11 @@ func Program(n Network) ([]byte, error) { return program(n, whole) }
 // CLONE_NEWUSER, openat2), and can be in force from the clone on; tail has those,
 // and is installed by the child last. Together they refuse what Program
 // refuses, with the same errors.
-func Split(n Network) (headProgram, tailProgram []byte, err error) {
-	if headProgram, err = program(n, head); err != nil {
+func Split(n Network, fileSizeLimited bool) (headProgram, tailProgram []byte, err error) {
+	if headProgram, err = program(n, fileSizeLimited, head); err != nil {
 		return nil, nil, err
 	}
-	if tailProgram, err = program(n, tail); err != nil {
+	if tailProgram, err = program(n, fileSizeLimited, tail); err != nil {
 		return nil, nil, err
 	}
 	return headProgram, tailProgram, nil
@@ -184,7 +194,7 @@ func Split(n Network) (headProgram, tailProgram []byte, err error) {
 // Available reports whether this kernel and libseccomp can build and load
 // the filter (it is built, not loaded, here; loading happens in the child).
 func Available() error {
-	if _, err := Program(NetworkDenied); err != nil {
+	if _, err := Program(NetworkDenied, false); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
@@ -193,7 +203,7 @@ func Available() error {
 	return nil
 }
 
-func compile(n Network, p part) ([]byte, error) {
+func compile(n Network, fileSizeLimited bool, p part) ([]byte, error) {
 	f, err := libseccomp.NewFilter(libseccomp.ActAllow)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: new filter: %w", err)
@@ -245,6 +255,11 @@ func compile(n Network, p part) ([]byte, error) {
 	}
 	if err := denySetID(deny); err != nil {
 		return nil, err
+	}
+	if fileSizeLimited {
+		if err := denyFileGrowth(rule); err != nil {
+			return nil, err
+		}
 	}
 	for _, name := range AlwaysDenied {
 		if err := deny(name); err != nil {
@@ -521,6 +536,58 @@ func denySetID(deny func(string, ...libseccomp.ScmpCondition) error) error {
 					return err
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// The fallocate modes and the ioctls that call fallocate (struct
+// space_resv, 48 bytes: FS_IOC_RESVSP and FS_IOC_RESVSP64 with
+// FALLOC_FL_KEEP_SIZE, FS_IOC_ZERO_RANGE with it and FALLOC_FL_ZERO_RANGE)
+// that denyFileGrowth refuses; x/sys has neither the modes nor the ioctls.
+const (
+	fallocKeepSize    = 0x01
+	fallocPunchHole   = 0x02
+	fallocInsertRange = 0x20
+)
+
+var growthIoctls = []uint64{
+	iow | 48<<16 | 'X'<<8 | 40, // FS_IOC_RESVSP
+	iow | 48<<16 | 'X'<<8 | 42, // FS_IOC_RESVSP64
+	iow | 48<<16 | 'X'<<8 | 57, // FS_IOC_ZERO_RANGE
+}
+
+// denyFileGrowth refuses, with EOPNOTSUPP (what a file system without the
+// mode answers, on which programs fall back to writing), the ways to give
+// a file blocks or size that the kernel does not hold to RLIMIT_FSIZE,
+// which it checks only where the size grows by a write or a truncate:
+// fallocate with FALLOC_FL_KEEP_SIZE (not to punch a hole), which
+// allocates past the end of the file and leaves its size alone, and the
+// ioctls that do the same; and FALLOC_FL_INSERT_RANGE, which grows the
+// size by holes that mmap then fills. Found in review: with a 1 MiB limit,
+// a command allocated 4 MiB of blocks to a file of size 0, and made a file
+// of 8 MiB, written through mmap. The mode is an int: its low 32 bits.
+func denyFileGrowth(rule func(string, libseccomp.ScmpAction, ...libseccomp.ScmpCondition) error) error {
+	unsupported := libseccomp.ActErrno.SetReturnCode(int16(unix.EOPNOTSUPP))
+	for _, m := range [][2]uint64{
+		{fallocKeepSize | fallocPunchHole, fallocKeepSize},
+		{fallocInsertRange, fallocInsertRange},
+	} {
+		mode, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xffffffff&m[0], m[1])
+		if err != nil {
+			return fmt.Errorf("seccomp: fallocate condition: %w", err)
+		}
+		if err := rule("fallocate", unsupported, mode); err != nil {
+			return err
+		}
+	}
+	for _, req := range growthIoctls {
+		c, err := libseccomp.MakeCondition(1, libseccomp.CompareMaskedEqual, 0xffffffff, req)
+		if err != nil {
+			return fmt.Errorf("seccomp: ioctl condition: %w", err)
+		}
+		if err := rule("ioctl", unsupported, c); err != nil {
+			return err
 		}
 	}
 	return nil

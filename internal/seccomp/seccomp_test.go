@@ -21,17 +21,17 @@ import (
 
 func TestProgramBuildsAndIsCached(t *testing.T) {
 	for _, deny := range []Network{NetworkAllowed, NetworkDenied, NetworkLoopback} {
-		p1, err := Program(deny)
+		p1, err := Program(deny, false)
 		require.NoError(t, err)
 		require.NotEmpty(t, p1)
 		require.Zero(t, len(p1)%8, "a BPF program is whole 8-byte instructions")
-		p2, err := Program(deny)
+		p2, err := Program(deny, false)
 		require.NoError(t, err)
 		require.Equal(t, &p1[0], &p2[0], "the program is built once per variant")
 		t.Logf("network mode %d: %d instructions", deny, len(p1)/8)
 	}
-	open, _ := Program(NetworkAllowed)
-	closed, _ := Program(NetworkDenied)
+	open, _ := Program(NetworkAllowed, false)
+	closed, _ := Program(NetworkDenied, false)
 	require.Greater(t, len(closed), len(open), "the network rules add instructions")
 }
 
@@ -43,14 +43,14 @@ func TestAvailable(t *testing.T) {
 // descriptors are free again, the program compiles. (Kept, it made every
 // later strict call fail, and best-effort ones run without seccomp.)
 func TestProgramAfterRunningOutOfDescriptors(t *testing.T) {
-	programs[NetworkDenied][whole] = probe.Result[[]byte]{}
+	programs[NetworkDenied][0][whole] = probe.Result[[]byte]{}
 	fillers := fillDescriptorTable(t)
-	_, err := Program(NetworkDenied)
+	_, err := Program(NetworkDenied, false)
 	require.ErrorIs(t, err, unix.EMFILE)
 	for _, fd := range fillers {
 		unix.Close(fd)
 	}
-	bpf, err := Program(NetworkDenied)
+	bpf, err := Program(NetworkDenied, false)
 	require.NoError(t, err, "the failure for want of descriptors was kept")
 	require.NotEmpty(t, bpf)
 }
@@ -93,9 +93,9 @@ func fillDescriptorTable(t *testing.T) []int {
 // what a child's namespace set-up needs, the tail is that alone.
 func TestSplit(t *testing.T) {
 	for _, denyNetwork := range []Network{NetworkAllowed, NetworkDenied, NetworkLoopback} {
-		whole, err := Program(denyNetwork)
+		whole, err := Program(denyNetwork, false)
 		require.NoError(t, err)
-		head, tail, err := Split(denyNetwork)
+		head, tail, err := Split(denyNetwork, false)
 		require.NoError(t, err)
 		require.Less(t, len(head), len(whole), "the head leaves rules out")
 		require.Less(t, len(tail), len(head), "the tail is small: the child installs it at every spawn")
@@ -123,7 +123,7 @@ func TestProgramWithOldLibseccomp(t *testing.T) {
 	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
 		t.Skip("fchmodat2 is 452 where unifiedCalls apply; the child is checked on amd64 and arm64")
 	}
-	full, err := compile(NetworkDenied, whole)
+	full, err := compile(NetworkDenied, false, whole)
 	require.NoError(t, err)
 	old := syscallFromName
 	syscallFromName = func(name string) (libseccomp.ScmpSyscall, error) {
@@ -133,7 +133,7 @@ func TestProgramWithOldLibseccomp(t *testing.T) {
 		return old(name)
 	}
 	defer func() { syscallFromName = old }()
-	bpf, err := compile(NetworkDenied, whole)
+	bpf, err := compile(NetworkDenied, false, whole)
 	require.NoError(t, err)
 	require.Equal(t, full, bpf, "the program lost rules")
 
