@@ -238,7 +238,9 @@ type SandboxPolicy struct {
 	// Resource limits on the command and everything it starts, enforced by
 	// SandboxLinuxSeccomp (the other runners ignore them). Zero means the
 	// library's default: DefaultMaxProcesses for MaxProcesses, and no limit
-	// of the library's own for the others (the host's limits apply).
+	// of the library's own for the others (the host's limits apply). A
+	// limit only lowers the host's: a value above the host's own hard
+	// limit (RLIMIT_NPROC for DefaultMaxProcesses too) means the host's.
 	// Negative values are an error, under every sandbox type.
 	//
 	// MaxProcesses caps the processes and threads alive at once: with a

@@ -727,6 +727,91 @@ except OSError as e:
 	})
 }
 
+const hostLimitsEnv = "SANDBOXEXEC_TEST_HOST_LIMITS"
+
+// The limits of a policy only lower the host's: a value above the host's
+// own hard limit gives the command that. Above it, a root host with
+// CAP_SYS_RESOURCE raised it for the command, past what was set for the
+// host, and any other host failed every call (found in review: a host
+// user whose RLIMIT_NPROC was below DefaultMaxProcesses could run no call,
+// limits or not). MaxCPUTime near math.MaxInt64 is rounded up without
+// overflow. Run under prlimit, as root and as a host user.
+func TestResourceLimitsWithinHostLimits(t *testing.T) {
+	if os.Getenv(hostLimitsEnv) == "1" {
+		resourceLimitsWithinHost(t)
+		return
+	}
+	requireSandbox(t)
+	var cpu unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_CPU, &cpu))
+	r := &linuxRunner{policy: SandboxPolicy{MaxCPUTime: math.MaxInt64}}
+	for _, rl := range r.rlimits() {
+		if rl.Resource == unix.RLIMIT_CPU {
+			assert.Equal(t, min(cpu.Max, math.MaxInt64/uint64(time.Second)+1), rl.Max, "MaxCPUTime of math.MaxInt64")
+		}
+	}
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("prlimit (util-linux) is not installed")
+	}
+	lowered := []string{"prlimit", "--fsize=16777216", "--cpu=3600", "--nproc=300"}
+	lxRerunUnder(t, hostLimitsEnv, lowered...)
+	if os.Geteuid() != 0 {
+		return
+	}
+	dir := lxNobodyDir(t, "sandboxexec-host-limits-")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	host := exec.CommandContext(ctx, lowered[0], append(lowered[1:], filepath.Join(dir, "host.test"),
+		"-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")...)
+	host.Dir = dir
+	home := filepath.Join(dir, "home")
+	host.Env = append(os.Environ(), "HOME="+home, "TMPDIR="+home, hostLimitsEnv+"=1")
+	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := host.CombinedOutput()
+	require.NoError(t, err, "as nobody:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: "+t.Name(), "%s", out)
+	t.Logf("as nobody:\n%s", out)
+}
+
+func resourceLimitsWithinHost(t *testing.T) {
+	requireSandbox(t)
+	hard := func(resource int) uint64 {
+		var lim unix.Rlimit
+		require.NoError(t, unix.Getrlimit(resource, &lim))
+		require.NotEqual(t, uint64(unix.RLIM_INFINITY), lim.Max, "run under prlimit")
+		return lim.Max
+	}
+	fsize, cpu, nproc := hard(unix.RLIMIT_FSIZE), hard(unix.RLIMIT_CPU), hard(unix.RLIMIT_NPROC)
+	// limits reads the command's own hard limits, from /proc/self/limits.
+	limits := func(policy SandboxPolicy) map[string]string {
+		out, err := lxRun(t, []string{"cat", "/proc/self/limits"}, []string{t.TempDir()}, policy)
+		lxRequireOK(t, out, err)
+		got := map[string]string{}
+		for _, line := range strings.Split(out.Stdout, "\n") {
+			f := strings.Fields(line)
+			for _, name := range []string{"Max file size", "Max cpu time", "Max processes"} {
+				if strings.HasPrefix(line, name) && len(f) >= 5 {
+					got[name] = f[len(strings.Fields(name))+1]
+				}
+			}
+		}
+		return got
+	}
+	big := limits(SandboxPolicy{MaxFileSize: int64(fsize) * 4, MaxCPUTime: time.Duration(cpu) * 4 * time.Second, MaxProcesses: int(nproc) * 4})
+	assert.Equal(t, strconv.FormatUint(fsize, 10), big["Max file size"], "a MaxFileSize above the host's")
+	assert.Equal(t, strconv.FormatUint(cpu, 10), big["Max cpu time"], "a MaxCPUTime above the host's")
+	small := limits(SandboxPolicy{MaxFileSize: 1 << 20, MaxCPUTime: 1500 * time.Millisecond})
+	assert.Equal(t, "1048576", small["Max file size"], "a MaxFileSize below the host's")
+	assert.Equal(t, "2", small["Max cpu time"], "rounded up to whole seconds")
+	if cgroups() == nil {
+		// RLIMIT_NPROC is the process limit, DefaultMaxProcesses above
+		// the host's too.
+		assert.Equal(t, strconv.FormatUint(nproc, 10), big["Max processes"], "a MaxProcesses above the host's")
+		assert.Equal(t, strconv.FormatUint(nproc, 10), limits(SandboxPolicy{})["Max processes"], "DefaultMaxProcesses above the host's")
+	}
+	t.Logf("as uid %d, host's hard limits %d B, %d s, %d processes: %v", os.Geteuid(), fsize, cpu, nproc, big)
+}
+
 // MaxFileSize holds against what gives a file blocks or size without a
 // write or a truncate, which the kernel does not hold to RLIMIT_FSIZE:
 // fallocate with FALLOC_FL_KEEP_SIZE and the ioctl that does it

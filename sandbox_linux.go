@@ -369,7 +369,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		}
 		attr.CgroupProcsFD = group.ProcsFD()
 	} else {
-		attr.Rlimits = append(attr.Rlimits, linuxspawn.Rlimit{Resource: unix.RLIMIT_NPROC, Cur: r.maxProcesses(), Max: r.maxProcesses()})
+		attr.Rlimits = append(attr.Rlimits, policyRlimit(unix.RLIMIT_NPROC, r.maxProcesses()))
 	}
 
 	pidfd := -1
@@ -496,24 +496,42 @@ const pidMaxLimit = 32768 << (7 * (bits.UintSize / 64)) // 4 Mi on 64-bit
 // writing outside the roots, and the kernel ignores the limit for pipes
 // except that 1 means none; a file dump needs a page at least.
 func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
-	var rl []linuxspawn.Rlimit
-	add := func(resource int, v uint64) {
-		rl = append(rl, linuxspawn.Rlimit{Resource: resource, Cur: v, Max: v})
-	}
-	add(unix.RLIMIT_CORE, 1)
+	rl := []linuxspawn.Rlimit{{Resource: unix.RLIMIT_CORE, Cur: 1, Max: 1}}
 	if r.policy.MaxFileSize > 0 {
-		add(unix.RLIMIT_FSIZE, uint64(r.policy.MaxFileSize))
+		rl = append(rl, policyRlimit(unix.RLIMIT_FSIZE, uint64(r.policy.MaxFileSize)))
 	}
-	if r.policy.MaxCPUTime > 0 {
-		add(unix.RLIMIT_CPU, uint64((r.policy.MaxCPUTime+time.Second-1)/time.Second))
+	if d := r.policy.MaxCPUTime; d > 0 {
+		// Rounded up without adding to d, which overflowed near
+		// math.MaxInt64 into a limit of 2^64 - 9,223,372,035 s.
+		secs := uint64(d / time.Second)
+		if d%time.Second != 0 {
+			secs++
+		}
+		rl = append(rl, policyRlimit(unix.RLIMIT_CPU, secs))
 	}
 	if r.policy.MaxAddressSpace > 0 {
-		add(unix.RLIMIT_AS, uint64(r.policy.MaxAddressSpace))
+		rl = append(rl, policyRlimit(unix.RLIMIT_AS, uint64(r.policy.MaxAddressSpace)))
 	}
 	if soft, hard, ok := hostNofileBeforeGo(); ok {
 		rl = append(rl, linuxspawn.Rlimit{Resource: unix.RLIMIT_NOFILE, Cur: soft, Max: hard})
 	}
 	return rl
+}
+
+// policyRlimit is the limit v of the policy on resource, soft and hard,
+// or the host's own hard limit where that is lower: a limit of the policy
+// only ever lowers. Above it, a root host with CAP_SYS_RESOURCE gave the
+// command more than the host had (a MaxFileSize of 1 TiB past the 1 GiB
+// its service manager set), and any other host failed every call in the
+// child's setrlimit, as a sandbox unavailable (found in review; a host
+// user's RLIMIT_NPROC below DefaultMaxProcesses did so with no limit in
+// the policy at all).
+func policyRlimit(resource int, v uint64) linuxspawn.Rlimit {
+	var host unix.Rlimit
+	if unix.Getrlimit(resource, &host) == nil && host.Max < v {
+		v = host.Max
+	}
+	return linuxspawn.Rlimit{Resource: resource, Cur: v, Max: v}
 }
 
 // hostNofileBeforeGo gives the RLIMIT_NOFILE this process started with,
