@@ -753,6 +753,7 @@ func TestResourceLimitsWithinHostLimits(t *testing.T) {
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit (util-linux) is not installed")
 	}
+	relProcessLimitAsProbed(t)
 	lowered := []string{"prlimit", "--fsize=16777216", "--cpu=3600", "--nproc=300"}
 	lxRerunUnder(t, hostLimitsEnv, lowered...)
 	if os.Geteuid() != 0 {
@@ -810,6 +811,33 @@ func resourceLimitsWithinHost(t *testing.T) {
 		assert.Equal(t, strconv.FormatUint(nproc, 10), limits(SandboxPolicy{})["Max processes"], "DefaultMaxProcesses above the host's")
 	}
 	t.Logf("as uid %d, host's hard limits %d B, %d s, %d processes: %v", os.Geteuid(), fsize, cpu, nproc, big)
+	relProcessLimitAsProbed(t)
+}
+
+// relProcessLimitAsProbed checks that ProbeSandbox's ProcessLimit tells
+// whether MaxProcesses binds: a root host without a pids cgroup has no
+// process limit (RLIMIT_NPROC does not bind root), and is told so.
+func relProcessLimitAsProbed(t *testing.T) {
+	out, err := lxRun(t, []string{"python3", "-c", `
+import os, time
+n = 0
+try:
+    for i in range(20):
+        if os.fork() == 0:
+            time.sleep(1)
+            os._exit(0)
+        n += 1
+except OSError:
+    pass
+print(n)
+`}, []string{t.TempDir()}, SandboxPolicy{MaxProcesses: 8})
+	lxRequireOK(t, out, err)
+	forks := strings.TrimSpace(out.Stdout)
+	if ProbeSandbox().ProcessLimit {
+		assert.Equal(t, "7", forks, "8 processes, python's included")
+	} else {
+		assert.Equal(t, "20", forks, "ProcessLimit false, and MaxProcesses does not bind")
+	}
 }
 
 // MaxFileSize holds against what gives a file blocks or size without a

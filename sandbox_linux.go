@@ -834,6 +834,10 @@ func probeSandbox() SandboxSupport {
 	s.IPCNamespace = admin && !ipcNamespaceRefused.Load()
 	s.MountNamespace = mountNamespaceSupported()
 	s.NetworkNamespace = networkNamespaceSupported()
+	// A failure that says only "not now" fails calls rather than run
+	// them without their group.
+	m, err := openCgroups()
+	s.ProcessLimit = m != nil || err != nil || os.Geteuid() != 0
 	if os.Geteuid() == 0 && !s.MountNamespace {
 		missing = append(missing, "no mount namespace, without which a root command could change metadata outside the writable roots")
 	}

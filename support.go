@@ -38,6 +38,12 @@ type SandboxSupport struct {
 	// NetworkNamespace says a call can get a network namespace of its own
 	// (Linux), which AllowedDomains needs.
 	NetworkNamespace bool
+	// ProcessLimit says SandboxPolicy.MaxProcesses (DefaultMaxProcesses
+	// where it is zero) binds (Linux): each call has a pids cgroup, or else
+	// the host's user is not root, whom RLIMIT_NPROC does not bind. A root
+	// host that may not make pids cgroups runs every call without a
+	// process limit.
+	ProcessLimit bool
 	// Detail says what is missing, when anything is.
 	Detail string
 }
