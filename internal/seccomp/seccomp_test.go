@@ -93,14 +93,23 @@ func fillDescriptorTable(t *testing.T) []int {
 // what a child's namespace set-up needs, the tail is that alone.
 func TestSplit(t *testing.T) {
 	for _, denyNetwork := range []Network{NetworkAllowed, NetworkDenied, NetworkLoopback} {
-		whole, err := Program(denyNetwork, false)
-		require.NoError(t, err)
-		head, tail, err := Split(denyNetwork, false)
-		require.NoError(t, err)
-		require.Less(t, len(head), len(whole), "the head leaves rules out")
-		require.Less(t, len(tail), len(head), "the tail is small: the child installs it at every spawn")
-		require.Zero(t, len(head)%8)
-		require.Zero(t, len(tail)%8)
+		for _, limited := range []bool{false, true} {
+			whole, err := Program(denyNetwork, limited)
+			require.NoError(t, err)
+			head, tail, err := Split(denyNetwork, limited)
+			require.NoError(t, err)
+			require.Less(t, len(head), len(whole), "the head leaves rules out")
+			require.Less(t, len(tail), len(head), "the tail is small: the child installs it at every spawn")
+			require.Zero(t, len(head)%8)
+			require.Zero(t, len(tail)%8)
+			if limited {
+				// The file size rules are in the head, which a child that
+				// makes namespaces has from its clone on.
+				unlimitedHead, _, err := Split(denyNetwork, false)
+				require.NoError(t, err)
+				require.Greater(t, len(head), len(unlimitedHead), "the file size rules add instructions")
+			}
+		}
 	}
 }
 
