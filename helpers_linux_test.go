@@ -331,6 +331,22 @@ func lxRunAsNobody(t *testing.T, dir string, limit time.Duration, env []string, 
 	return string(out)
 }
 
+// lxRerunAsNobody runs the test this is called from again, as the user
+// nobody (a test binary of lxNobodyDir's), with env set to 1 and
+// SANDBOXEXEC_TEST_ROOT naming an empty directory of nobody's, and requires
+// that it passes there.
+func lxRerunAsNobody(t *testing.T, env string) {
+	t.Helper()
+	dir := lxNobodyDir(t, "sandboxexec-nobody-")
+	root := filepath.Join(dir, "root")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.Chown(root, nobody, nobody))
+	name, _, _ := strings.Cut(t.Name(), "/") // a subtest reruns its test
+	out := lxRunAsNobody(t, dir, time.Minute, []string{env + "=1", "SANDBOXEXEC_TEST_ROOT=" + root}, "-test.run=^"+name+"$")
+	assert.Contains(t, out, "--- PASS: "+name)
+	t.Logf("as nobody:\n%s", out)
+}
+
 func copyExecutable(t *testing.T, from, to string) {
 	t.Helper()
 	src, err := os.Open(from)
