@@ -49,10 +49,11 @@ const gitListBatch = 256
 // worktree in a root (the host's git status in the root runs git in each
 // populated submodule, with the configuration that entry leads to), and
 // the hooks directory a configuration names there (core.hooksPath, as
-// husky sets it, or a hooks directory that is a symlink). It reads only
-// what lies within protected git directories, which the command cannot
-// change: the configuration files, the submodules' git directories, the
-// linked worktrees' gitdir files.
+// husky sets it, or a hooks directory that is a symlink), and a hook
+// manager's files that those hooks run. It reads only what the command
+// cannot change, within protected git directories or hooks directories, or
+// outside the roots: the configuration files, the submodules' git
+// directories, the linked worktrees' gitdir files, the hooks.
 type gitScan struct {
 	roots []string
 	masks *fsMasks
@@ -120,14 +121,24 @@ func (s *gitScan) repository(top, gitdir, common string) error {
 			if err := s.spend(gitdir); err != nil {
 				return err
 			}
-			if err := s.hooksPath(t, v); err != nil {
+			dir, err := s.hooksPath(t, v)
+			if err != nil {
+				return err
+			}
+			if err := s.hookManagers(dir, t); err != nil {
 				return err
 			}
 		}
 	}
 	if common != "" {
-		if err := s.hooksLink(filepath.Join(common, "hooks")); err != nil {
+		dir, err := s.hooksLink(filepath.Join(common, "hooks"))
+		if err != nil {
 			return err
+		}
+		for _, t := range tops {
+			if err := s.hookManagers(dir, t); err != nil {
+				return err
+			}
 		}
 		if err := s.linkedWorktrees(common); err != nil {
 			return err
@@ -482,8 +493,10 @@ func (s *gitScan) globalHooksPaths() ([]string, error) {
 
 // hooksPath protects the directory a core.hooksPath value names when it
 // lies in a writable root: the host's git runs the hooks in it. A relative
-// value is relative to the worktree's top ("" where it has none).
-func (s *gitScan) hooksPath(top, value string) error {
+// value is relative to the worktree's top ("" where it has none). It
+// returns the directory where the command cannot change its hooks (see
+// protectHooks).
+func (s *gitScan) hooksPath(top, value string) (string, error) {
 	p := value
 	switch {
 	case strings.HasPrefix(p, "~"):
@@ -494,16 +507,16 @@ func (s *gitScan) hooksPath(top, value string) error {
 		if name != "" {
 			var err error
 			if home, err = s.homeOf(name); err != nil {
-				return err
+				return "", err
 			}
 		}
 		if home == "" {
-			return nil
+			return "", nil
 		}
 		p = filepath.Join(home, rest)
 	case !filepath.IsAbs(p):
 		if top == "" {
-			return nil
+			return "", nil
 		}
 		p = filepath.Join(top, p)
 	}
@@ -552,18 +565,25 @@ var lookupUser = user.Lookup
 
 // hooksLink protects where a git directory's hooks lead when they are a
 // symlink into a writable root: the link is read-only with the git
-// directory, but not what it points to.
-func (s *gitScan) hooksLink(hooks string) error {
+// directory, but not what it points to. It returns the hooks directory
+// where the command cannot change its hooks ("" for none).
+func (s *gitScan) hooksLink(hooks string) (string, error) {
 	fi, err := os.Lstat(hooks)
 	if err != nil && !scanSkips(hooks, err, s.roots) {
-		return scanError(hooks, err)
+		return "", scanError(hooks, err)
 	}
-	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return nil
+	if err != nil {
+		return "", nil
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		if !fi.IsDir() {
+			return "", nil
+		}
+		return hooks, nil // within the protected git directory
 	}
 	target, err := os.Readlink(hooks)
 	if err != nil {
-		return scanError(hooks, err)
+		return "", scanError(hooks, err)
 	}
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(filepath.Dir(hooks), target)
@@ -574,29 +594,260 @@ func (s *gitScan) hooksLink(hooks string) error {
 // protectHooks makes the hooks directory p read-only where it exists in a
 // writable root, unless it is a root or above one (which would make the
 // root read-only). A path through a symlink inside a root is an error:
-// the command could repoint it to hooks of its own.
-func (s *gitScan) protectHooks(p, namedBy string) error {
+// the command could repoint it to hooks of its own. Husky 9's hooks
+// directory .husky/_ holds stubs that run .husky/<hook>, an ordinary file
+// of the worktree: there .husky is protected instead. It returns the
+// directory, resolved, where it exists and the command cannot change what
+// it holds (outside the roots, or protected), "" otherwise.
+func (s *gitScan) protectHooks(p, namedBy string) (string, error) {
+	real, err := s.protectPath(p, "the hooks directory", namedBy, true)
+	if err != nil || real == "" {
+		return "", err
+	}
+	if !s.inRoot(real) {
+		return real, nil
+	}
+	if !slices.ContainsFunc(s.masks.ReadOnly, func(d string) bool { return pathWithin(real, d) }) {
+		return "", nil // a root or above one: the command's
+	}
+	return real, nil
+}
+
+// protectPath makes p read-only where it exists in a writable root and is
+// not a root or above one, and returns it resolved ("" where it does not
+// exist). A path through a symlink inside a root is an error. what and
+// namedBy say what p is, and what named it. husky says p is a hooks
+// directory, which husky 9's layout (.husky/_) protects with its parent.
+func (s *gitScan) protectPath(p, what, namedBy string, husky bool) (string, error) {
 	real, err := resolveUnmoved(p, s.roots, &s.steps)
 	var moved *repointableError
 	if errors.As(err, &moved) {
-		return fmt.Errorf("sandboxexec: read-only subpath: the hooks directory %s that %s names %w: "+
-			"name the directory it leads to instead, or leave \".git\" out of ReadOnlySubpaths", p, namedBy, err)
+		return "", fmt.Errorf("sandboxexec: read-only subpath: %s %s that %s names %w: "+
+			"name what it leads to instead, or leave \".git\" out of ReadOnlySubpaths", what, p, namedBy, err)
 	}
 	if err != nil && !errors.Is(err, errNoStepsLeft) && !scanSkips(p, err, s.roots) {
-		return scanError(p, err) // for want of steps: spent fails the call
+		return "", scanError(p, err) // for want of steps: spent fails the call
 	}
-	if err != nil || !s.inRoot(real) || slices.ContainsFunc(s.roots, func(r string) bool { return pathWithin(r, real) }) {
-		return nil
+	if err != nil {
+		return "", nil
 	}
 	fi, err := os.Lstat(real)
 	if err != nil && !scanSkips(real, err, s.roots) {
-		return scanError(real, err)
+		return "", scanError(real, err)
 	}
 	if err != nil {
+		return "", nil
+	}
+	protect := func(q string, fi fs.FileInfo) bool {
+		if !s.inRoot(q) || slices.ContainsFunc(s.roots, func(r string) bool { return pathWithin(r, q) }) {
+			return false
+		}
+		s.masks.addReadOnly(q, fi)
+		return true
+	}
+	if parent := filepath.Dir(real); husky && fi.IsDir() && filepath.Base(real) == "_" && filepath.Base(parent) == ".husky" {
+		pfi, err := os.Lstat(parent)
+		if err != nil {
+			return "", scanError(parent, err)
+		}
+		if protect(parent, pfi) {
+			return real, nil
+		}
+	}
+	protect(real, fi)
+	return real, nil
+}
+
+// gitHookNames are the hooks git runs in a worktree, whose files a hook
+// manager's may be.
+var gitHookNames = map[string]bool{
+	"applypatch-msg": true, "pre-applypatch": true, "post-applypatch": true, "pre-commit": true,
+	"pre-merge-commit": true, "prepare-commit-msg": true, "commit-msg": true, "post-commit": true,
+	"pre-rebase": true, "post-checkout": true, "post-merge": true, "pre-push": true,
+	"reference-transaction": true, "post-rewrite": true, "sendemail-validate": true,
+	"fsmonitor-watchman": true, "post-index-change": true, "pre-auto-gc": true,
+	"push-to-checkout": true, "pre-receive": true, "update": true, "proc-receive": true, "post-update": true,
+}
+
+// hookHeadMax is how much of a hook file is read to tell whose it is.
+const hookHeadMax = 4 << 10
+
+// lefthookFiles are what lefthook reads at the worktree's top: its
+// configuration in each format, the -local one merged into it, and the
+// directories of its scripts (source_dir, source_dir_local).
+var lefthookFiles = func() []string {
+	var names []string
+	for _, base := range []string{"lefthook", ".lefthook", ".config/lefthook", "lefthook-local", ".lefthook-local", ".config/lefthook-local"} {
+		for _, ext := range []string{"yml", "yaml", "toml", "json", "jsonc"} {
+			names = append(names, filepath.FromSlash(base+"."+ext))
+		}
+	}
+	return append(names, ".lefthook", ".lefthook-local")
+}()
+
+// hookManagers protects, in the worktree whose top is top, the files of a
+// hook manager whose hook is in dir, which the hook runs on the host:
+// pre-commit's configuration (a "repo: local" hook's entry is any
+// command), and lefthook's. dir must be out of the command's reach, so its
+// hooks are read as they are (only regular files, a few KiB of each).
+func (s *gitScan) hookManagers(dir, top string) error {
+	if dir == "" || top == "" || s.scanned["hooks:"+dir+"\x00"+top] {
 		return nil
 	}
-	s.masks.addReadOnly(real, fi)
+	s.scanned["hooks:"+dir+"\x00"+top] = true
+	f, err := openDir(dir)
+	if err != nil && scanSkips(dir, err, s.roots) {
+		return nil
+	}
+	if err != nil {
+		return scanError(dir, err)
+	}
+	var hooks, links []string
+	for {
+		batch, err := f.ReadDir(gitListBatch)
+		for _, e := range batch {
+			switch s.steps--; {
+			case !gitHookNames[e.Name()]:
+			case e.Type().IsRegular():
+				hooks = append(hooks, e.Name())
+			case e.Type()&fs.ModeSymlink != 0:
+				links = append(links, e.Name())
+			}
+		}
+		if err := s.spent(dir); err != nil {
+			f.Close()
+			return err
+		}
+		if err != nil || len(batch) == 0 {
+			break
+		}
+	}
+	f.Close()
+	// A hook that is a symlink into a root (to a script of the worktree)
+	// runs what it points to, which is protected as a hooks link's is.
+	for _, name := range links {
+		p := filepath.Join(dir, name)
+		target, err := os.Readlink(p)
+		if err != nil && !scanSkips(p, err, s.roots) {
+			return scanError(p, err)
+		}
+		if err != nil {
+			continue
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		if _, err := s.protectPath(target, "the hook", "the symlink "+p, false); err != nil {
+			return err
+		}
+	}
+	slices.Sort(hooks)
+	lefthook := false
+	for _, name := range hooks {
+		p := filepath.Join(dir, name)
+		b, err := readRegular(p, hookHeadMax)
+		if leased(err) {
+			return leasedError(p, err)
+		}
+		if err != nil && !scanSkips(p, err, s.roots) {
+			return scanError(p, err)
+		}
+		s.bytes -= int64(len(b))
+		if err := s.spent(p); err != nil {
+			return err
+		}
+		head := string(b)
+		if config, ok := preCommitConfig(head); ok {
+			if !filepath.IsAbs(config) {
+				config = filepath.Join(top, config)
+			}
+			if _, err := s.protectPath(config, "the pre-commit configuration", "the hook "+p, false); err != nil {
+				return err
+			}
+		}
+		lefthook = lefthook || strings.Contains(head, "lefthook")
+	}
+	if lefthook {
+		for _, name := range lefthookFiles {
+			if _, err := s.protectPath(filepath.Join(top, name), "the lefthook file", "the hook in "+dir, false); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// preCommitConfig says whether head, a hook file's start, is pre-commit's
+// (which runs "pre-commit hook-impl --config=FILE"), and the FILE it
+// names, relative to the worktree's top.
+func preCommitConfig(head string) (string, bool) {
+	if !strings.Contains(head, "hook-impl") || !strings.Contains(head, "pre-commit") {
+		return "", false
+	}
+	config := ".pre-commit-config.yaml"
+	for _, line := range strings.Split(head, "\n") {
+		args, ok := strings.CutPrefix(strings.TrimSpace(line), "ARGS=(")
+		if !ok {
+			continue
+		}
+		words := shellWords(strings.TrimSuffix(args, ")"))
+		for i, w := range words {
+			if c, ok := strings.CutPrefix(w, "--config="); ok {
+				config = c
+			} else if (w == "--config" || w == "-c") && i+1 < len(words) {
+				config = words[i+1]
+			}
+		}
+		break
+	}
+	return config, true
+}
+
+// shellWords splits s as sh would a line of quoted words (as Python's
+// shlex.join writes them), without expansions.
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == '\'':
+			if c == '\'' {
+				quote = 0
+			} else {
+				w.WriteByte(c)
+			}
+		case quote == '"':
+			if c == '"' {
+				quote = 0
+			} else if c == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+				i++
+				w.WriteByte(s[i])
+			} else {
+				w.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, in = c, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+			in = true
+		case c == ' ' || c == '\t':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
 }
 
 // inRoot reports whether p lies in a writable root: elsewhere the command

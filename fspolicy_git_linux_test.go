@@ -241,3 +241,44 @@ func testGitScanUnsearchable(t *testing.T, root string) {
 	require.NoError(t, os.Chmod(filepath.Join(root, "tools"), 0o755))
 	lxRequireAbsent(t, filepath.Join(root, "tools", "hooks", "pre-commit"))
 }
+
+// A command cannot write a hook manager's own files, which the protected
+// hook runs on the host at the next commit: husky 9's .husky/pre-commit
+// (core.hooksPath .husky/_, whose stubs run it), pre-commit's
+// .pre-commit-config.yaml (a "repo: local" hook runs any entry), and
+// lefthook's lefthook.yml. The rest of each worktree stays writable.
+func TestFilesystemPolicyGitHookManagers(t *testing.T) {
+	fsRequireMounts(t)
+	husky, _ := fsGitRepo(t)
+	writeFiles(t, husky, map[string]string{
+		".husky/_/pre-commit": "#!/usr/bin/env sh\n. \"${0%/*}/h\"\n", ".husky/_/h": "#!/usr/bin/env sh\n",
+		".husky/pre-commit": "npm test\n",
+	})
+	writeFiles(t, husky, map[string]string{".git/config": "[core]\n\thooksPath = .husky/_\n"})
+	preCommit, _ := fsGitRepo(t)
+	writeFiles(t, preCommit, map[string]string{
+		".git/hooks/pre-commit": preCommitHook, ".pre-commit-config.yaml": "repos: []\n",
+	})
+	lefthook, _ := fsGitRepo(t)
+	writeFiles(t, lefthook, map[string]string{".git/hooks/pre-push": lefthookHook, "lefthook.yml": "pre-push: {}\n"})
+	res, pyOut := lxPyRun(t, []string{husky, preCommit, lefthook}, SandboxPolicy{}, `
+husky, pre_commit, lefthook = sys.argv[1:4]
+attempt("husky_hook", lambda: open(os.path.join(husky, ".husky", "pre-commit"), "w").write("touch /tmp/pwned\n"))
+attempt("husky_new", lambda: create(os.path.join(husky, ".husky", "pre-push")))
+attempt("husky_file", lambda: create(os.path.join(husky, "new-file")))
+attempt("pre_commit_config", lambda: open(os.path.join(pre_commit, ".pre-commit-config.yaml"), "w").write("repos: []\n"))
+attempt("pre_commit_file", lambda: create(os.path.join(pre_commit, "new-file")))
+attempt("lefthook_config", lambda: open(os.path.join(lefthook, "lefthook.yml"), "a").write("x: 1\n"))
+attempt("lefthook_file", lambda: create(os.path.join(lefthook, "new-file")))
+`, husky, preCommit, lefthook)
+	assert.Equal(t, "EROFS", res["husky_hook"], "%s", pyOut.Stdout)
+	assert.Equal(t, "EROFS", res["husky_new"])
+	assert.Equal(t, "OK", res["husky_file"])
+	assert.Equal(t, "EROFS", res["pre_commit_config"])
+	assert.Equal(t, "OK", res["pre_commit_file"])
+	assert.Equal(t, "EROFS", res["lefthook_config"])
+	assert.Equal(t, "OK", res["lefthook_file"])
+	b, err := os.ReadFile(filepath.Join(husky, ".husky", "pre-commit"))
+	require.NoError(t, err)
+	assert.Equal(t, "npm test\n", string(b))
+}

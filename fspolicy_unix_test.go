@@ -136,3 +136,28 @@ func TestResolveMasksListedDirectories(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, m.ReadOnly, filepath.Join(root, "sub", ".git"))
 }
+
+// The hooks read to tell a hook manager's are read without waiting on a
+// FIFO, nor following a symlink: a command could have put either in a
+// directory before core.hooksPath named it.
+func TestResolveMasksHookManagerFIFO(t *testing.T) {
+	root := realDir(t, "root")
+	writeFiles(t, root, map[string]string{".git/config": "[core]\n\thooksPath = githooks\n", ".pre-commit-config.yaml": ""})
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "githooks"), 0o755))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "githooks", "pre-commit"), 0o644))
+	require.NoError(t, os.Symlink("pre-commit", filepath.Join(root, "githooks", "pre-push")))
+	done := make(chan error, 1)
+	go func() {
+		m, err := resolveMasks([]string{root}, SandboxPolicy{})
+		if err == nil {
+			assert.ElementsMatch(t, []string{filepath.Join(root, ".git"), filepath.Join(root, "githooks")}, m.ReadOnly)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("resolveMasks waits on a FIFO")
+	}
+}

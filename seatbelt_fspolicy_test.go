@@ -387,3 +387,22 @@ func TestCreateSeatbeltCommandReadOnlySubmodule(t *testing.T) {
 	assert.Contains(t, argv[2], wantSeatbeltReadOnly(2, 3))
 	assert.Contains(t, argv[2], wantSeatbeltPinned(len(params.pinned)))
 }
+
+// A hook manager's files are read-only on macOS as on Linux: husky 9's
+// .husky by subpath (core.hooksPath .husky/_), pre-commit's configuration
+// by literal.
+func TestCreateSeatbeltCommandReadOnlyHookManagers(t *testing.T) {
+	noDataVolume(t)
+	root := realDir(t, "root")
+	writeFiles(t, root, map[string]string{
+		".git/config": "[core]\n\thooksPath = .husky/_\n", ".husky/_/pre-commit": "#!/usr/bin/env sh\n", ".husky/pre-commit": "npm test\n",
+		".husky/_/commit-msg": preCommitHook, ".pre-commit-config.yaml": "repos: []\n",
+	})
+	argv, err := CreateSeatbeltCommand([]string{"true"}, []string{root}, SandboxPolicy{})
+	require.NoError(t, err)
+	checkSeatbeltArgv(t, argv)
+	params := seatbeltParamsOf(t, argv)
+	assert.Equal(t, []string{filepath.Join(root, ".git"), filepath.Join(root, ".husky")}, params.readOnlyDirs)
+	assert.Equal(t, []string{filepath.Join(root, ".pre-commit-config.yaml")}, params.readOnlyFiles)
+	assert.Contains(t, argv[2], wantSeatbeltReadOnly(2, 1))
+}
