@@ -710,11 +710,11 @@ func TestResolveMasksHooksPathUserLookupFails(t *testing.T) {
 // never panics, and what it makes read-only exists, holds no root (that
 // would take the root with it) and includes the root's own .git.
 func FuzzGitScan(f *testing.F) {
-	f.Add("[core]\n\thooksPath = hooks\n", "[core]\n\tworktree = ../../../sub\n", "gitdir: ../.git/modules/sub\n", "/elsewhere/.git\n")
-	f.Add("[core]\n\thooksPath = ~/h\n[extensions]\n\tworktreeConfig\n", "[core]\n\tworktree = /\n", "gitdir: ..\n", "..\n")
-	f.Add("[include]\n\tpath = x\n[core]\nhooksPath=.\n", "[core]\n\tworktree = ../../..\n", "gitdir: .\n", "../../sub/.git")
-	f.Add("[core \"x\"]\n\thooksPath = \"a\\\"b\"\n", "[Core]\n\tWorkTree = \"../../../sub\"\n", "gitdir: /\n", "")
-	f.Fuzz(func(t *testing.T, config, moduleConfig, dotGit, worktreeGitdir string) {
+	f.Add("[core]\n\thooksPath = hooks\n", "[core]\n\tworktree = ../../../sub\n", "gitdir: ../.git/modules/sub\n", "/elsewhere/.git\n", "#!/bin/sh\nexec pre-commit hook-impl --config=.pre-commit-config.yaml --hook-type=pre-commit\n")
+	f.Add("[core]\n\thooksPath = ~/h\n[extensions]\n\tworktreeConfig\n", "[core]\n\tworktree = /\n", "gitdir: ..\n", "..\n", "#!/bin/sh\nlefthook run pre-commit\n")
+	f.Add("[include]\n\tpath = x\n[core]\nhooksPath=.\n", "[core]\n\tworktree = ../../..\n", "gitdir: .\n", "../../sub/.git", "exec pre-commit hook-impl --config=../x")
+	f.Add("[core \"x\"]\n\thooksPath = \"a\\\"b\"\n", "[Core]\n\tWorkTree = \"../../../sub\"\n", "gitdir: /\n", "", "hook-impl --config=/")
+	f.Fuzz(func(t *testing.T, config, moduleConfig, dotGit, worktreeGitdir, hook string) {
 		root := realDir(t, "root")
 		writeFiles(t, root, map[string]string{
 			".git/HEAD":               "ref: refs/heads/main\n",
@@ -727,6 +727,10 @@ func FuzzGitScan(f *testing.F) {
 			"sub/hooks/pre-commit":    "",
 			"sub/nested/.git/HEAD":    "ref: refs/heads/main\n",
 			"sub/nested/.git/config":  config,
+			".git/hooks/pre-commit":   hook,
+			".husky/_/pre-commit":     hook,
+			".pre-commit-config.yaml": "repos: []\n",
+			"lefthook.yml":            "pre-commit: {}\n",
 		})
 		m, err := resolveMasks([]string{root}, SandboxPolicy{})
 		if err != nil {
