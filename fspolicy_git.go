@@ -645,7 +645,11 @@ func (s *gitScan) protectPath(p, what, namedBy string, husky bool) (string, erro
 		s.masks.addReadOnly(q, fi)
 		return true
 	}
-	if parent := filepath.Dir(real); husky && fi.IsDir() && filepath.Base(real) == "_" && filepath.Base(parent) == ".husky" {
+	// husky 9 takes another directory than .husky too ("husky .config/husky"
+	// sets .config/husky/_), whose stubs run ../<hook> all the same: its
+	// layout is told by the runner "h" it copies into _, not by the name.
+	if parent := filepath.Dir(real); husky && fi.IsDir() && filepath.Base(real) == "_" &&
+		(filepath.Base(parent) == ".husky" || huskyRunner(real)) {
 		pfi, err := os.Lstat(parent)
 		if err != nil {
 			return "", scanError(parent, err)
@@ -656,6 +660,17 @@ func (s *gitScan) protectPath(p, what, namedBy string, husky bool) (string, erro
 	}
 	protect(real, fi)
 	return real, nil
+}
+
+// huskyRunner says whether the hooks directory dir holds husky 9's runner
+// "h", which its stubs source to run the hook of the same name one
+// directory up.
+func huskyRunner(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, "h"))
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist) // in doubt, protect more
+	}
+	return fi.Mode().IsRegular()
 }
 
 // gitHookNames are the hooks git runs in a worktree, whose files a hook
@@ -695,34 +710,23 @@ func (s *gitScan) hookManagers(dir, top string) error {
 		return nil
 	}
 	s.scanned["hooks:"+dir+"\x00"+top] = true
-	f, err := openDir(dir)
-	if err != nil && scanSkips(dir, err, s.roots) {
-		return nil
-	}
+	hooks, links, err := s.listHooks(dir)
 	if err != nil {
-		return scanError(dir, err)
+		return err
 	}
-	var hooks, links []string
-	for {
-		batch, err := f.ReadDir(gitListBatch)
-		for _, e := range batch {
-			switch s.steps--; {
-			case !gitHookNames[e.Name()]:
-			case e.Type().IsRegular():
-				hooks = append(hooks, e.Name())
-			case e.Type()&fs.ModeSymlink != 0:
-				links = append(links, e.Name())
-			}
-		}
-		if err := s.spent(dir); err != nil {
-			f.Close()
+	// husky 9's stubs in a protected _ run the hook of the same name in
+	// the protected directory above, which may be a symlink to a script
+	// of the worktree as well.
+	if parent := filepath.Dir(dir); filepath.Base(dir) == "_" &&
+		slices.ContainsFunc(s.masks.ReadOnly, func(d string) bool { return pathWithin(parent, d) }) {
+		_, up, err := s.listHooks(parent)
+		if err != nil {
 			return err
 		}
-		if err != nil || len(batch) == 0 {
-			break
+		for _, name := range up {
+			links = append(links, filepath.Join("..", name))
 		}
 	}
-	f.Close()
 	// A hook that is a symlink into a root (to a script of the worktree)
 	// runs what it points to, which is protected as a hooks link's is.
 	for _, name := range links {
@@ -735,7 +739,7 @@ func (s *gitScan) hookManagers(dir, top string) error {
 			continue
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
+			target = filepath.Join(filepath.Dir(p), target)
 		}
 		if _, err := s.protectPath(target, "the hook", "the symlink "+p, false); err != nil {
 			return err
@@ -775,6 +779,37 @@ func (s *gitScan) hookManagers(dir, top string) error {
 		}
 	}
 	return nil
+}
+
+// listHooks lists the files of dir named as git hooks: the regular ones
+// and the symlinks.
+func (s *gitScan) listHooks(dir string) (hooks, links []string, _ error) {
+	f, err := openDir(dir)
+	if err != nil && scanSkips(dir, err, s.roots) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, scanError(dir, err)
+	}
+	defer f.Close()
+	for {
+		batch, err := f.ReadDir(gitListBatch)
+		for _, e := range batch {
+			switch s.steps--; {
+			case !gitHookNames[e.Name()]:
+			case e.Type().IsRegular():
+				hooks = append(hooks, e.Name())
+			case e.Type()&fs.ModeSymlink != 0:
+				links = append(links, e.Name())
+			}
+		}
+		if err := s.spent(dir); err != nil {
+			return nil, nil, err
+		}
+		if err != nil || len(batch) == 0 {
+			return hooks, links, nil
+		}
+	}
 }
 
 // preCommitConfig says whether head, a hook file's start, is pre-commit's

@@ -261,8 +261,19 @@ func TestFilesystemPolicyGitHookManagers(t *testing.T) {
 	})
 	lefthook, _ := fsGitRepo(t)
 	writeFiles(t, lefthook, map[string]string{".git/hooks/pre-push": lefthookHook, "lefthook.yml": "pre-push: {}\n"})
-	res, pyOut := lxPyRun(t, []string{husky, preCommit, lefthook}, SandboxPolicy{}, `
-husky, pre_commit, lefthook = sys.argv[1:4]
+	// husky 9 in a directory of another name, whose hook is a symlink to
+	// a script of the worktree.
+	custom, _ := fsGitRepo(t)
+	writeFiles(t, custom, map[string]string{
+		"hooks/_/pre-commit": "#!/usr/bin/env sh\n. \"${0%/*}/h\"\n", "hooks/_/h": "#!/usr/bin/env sh\n",
+		"scripts/pre-commit.sh": "npm test\n", ".git/config": "[core]\n\thooksPath = hooks/_/\n",
+	})
+	require.NoError(t, os.Symlink("../scripts/pre-commit.sh", filepath.Join(custom, "hooks", "pre-commit")))
+	res, pyOut := lxPyRun(t, []string{husky, preCommit, lefthook, custom}, SandboxPolicy{}, `
+husky, pre_commit, lefthook, custom = sys.argv[1:5]
+attempt("custom_hook", lambda: create(os.path.join(custom, "hooks", "pre-push")))
+attempt("custom_script", lambda: open(os.path.join(custom, "scripts", "pre-commit.sh"), "w").write("touch /tmp/pwned\n"))
+attempt("custom_file", lambda: create(os.path.join(custom, "scripts", "new-file")))
 attempt("husky_hook", lambda: open(os.path.join(husky, ".husky", "pre-commit"), "w").write("touch /tmp/pwned\n"))
 attempt("husky_new", lambda: create(os.path.join(husky, ".husky", "pre-push")))
 attempt("husky_file", lambda: create(os.path.join(husky, "new-file")))
@@ -270,7 +281,10 @@ attempt("pre_commit_config", lambda: open(os.path.join(pre_commit, ".pre-commit-
 attempt("pre_commit_file", lambda: create(os.path.join(pre_commit, "new-file")))
 attempt("lefthook_config", lambda: open(os.path.join(lefthook, "lefthook.yml"), "a").write("x: 1\n"))
 attempt("lefthook_file", lambda: create(os.path.join(lefthook, "new-file")))
-`, husky, preCommit, lefthook)
+`, husky, preCommit, lefthook, custom)
+	assert.Equal(t, "EROFS", res["custom_hook"], "%s", pyOut.Stdout)
+	assert.Equal(t, "EROFS", res["custom_script"])
+	assert.Equal(t, "OK", res["custom_file"])
 	assert.Equal(t, "EROFS", res["husky_hook"], "%s", pyOut.Stdout)
 	assert.Equal(t, "EROFS", res["husky_new"])
 	assert.Equal(t, "OK", res["husky_file"])
