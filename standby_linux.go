@@ -126,6 +126,22 @@ func (r *linuxRunner) standbyFor(env []string) (c standbyCall, ok bool) {
 		b.WriteByte(' ')
 		b.WriteString(strconv.FormatInt(n, 10))
 	}
+	// The host's limits as they are now: a standby holds those it was
+	// made with, inherited or policy ones capped by the host's hard
+	// limits (policyRlimit), and a host that lowered one since would
+	// have its command run above it (found in review: RLIMIT_FSIZE
+	// lowered to 1 MiB, and the next command had the 8 MiB of the
+	// policy's MaxFileSize, or no limit at all).
+	for res := range rlimitCount {
+		var lim unix.Rlimit
+		if unix.Getrlimit(res, &lim) != nil {
+			return c, false
+		}
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatUint(lim.Cur, 10))
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatUint(lim.Max, 10))
+	}
 	// Each name ends in a NUL, which none holds, and each list in another
 	// (no name is empty): a name that holds the byte between lists cannot
 	// make two policies one key (roots /a and DenyRead /b\x01\x01 were
@@ -141,6 +157,9 @@ func (r *linuxRunner) standbyFor(env []string) (c standbyCall, ok bool) {
 	c.key = b.String()
 	return c, true
 }
+
+// rlimitCount is RLIM_NLIMITS: the resources 0 to RLIMIT_RTTIME.
+const rlimitCount = unix.RLIMIT_RTTIME + 1
 
 func boolToInt(b bool) int {
 	if b {

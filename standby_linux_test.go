@@ -537,3 +537,34 @@ func TestStandbyFilledTMPDIRDiscardedOffPath(t *testing.T) {
 	assert.Less(t, took, 500*time.Millisecond)
 	lxRequireAbsent(t, filepath.Join(tmp, "f0"))
 }
+
+// A standby holds the limits it was made with: a host that lowers its own
+// hard limit after has the next command run within it, not above it in a
+// standby made before (found in review: RLIMIT_FSIZE lowered to 4 MiB, and
+// the command had the policy's 8 MiB, or the host's earlier limit without
+// MaxFileSize). Run in a test process of its own, whose limits it lowers.
+func TestStandbyHostLimitLowered(t *testing.T) {
+	const env = "SANDBOXEXEC_TEST_STANDBY_LIMITS"
+	if os.Getenv(env) != "1" {
+		sbRequire(t)
+		lxRerunUnder(t, env, "env")
+		return
+	}
+	sbRequire(t)
+	const script = `grep 'Max file size' /proc/self/limits`
+	for i, policy := range []SandboxPolicy{{MaxFileSize: 8 << 20}, {}} {
+		sbDropAll(t)
+		root := lxRealDir(t)
+		sbRun(t, []string{root}, policy, script)
+		sbRun(t, []string{root}, policy, script)
+		_, used := sbRun(t, []string{root}, policy, script)
+		require.True(t, used, "no standby made for the policy")
+		lowered := uint64(4<<20) >> (2 * i) // only ever lowered: raising needs CAP_SYS_RESOURCE
+		require.NoError(t, unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: lowered, Max: lowered}))
+		out, _ := sbRun(t, []string{root}, policy, script)
+		f := strings.Fields(out.Stdout)
+		require.Len(t, f, 6, "%q", out.Stdout)
+		want := strconv.FormatUint(lowered, 10)
+		assert.Equal(t, []string{want, want}, f[3:5], "MaxFileSize %d: the command's limits after the host lowered its own", policy.MaxFileSize)
+	}
+}
