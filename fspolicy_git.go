@@ -199,34 +199,50 @@ func (s *gitScan) readConfig(path string) ([]gitConfigEntry, error) {
 // batch at a time, and the names kept are those of directories alone,
 // fewer than the scan may still look into.
 func (s *gitScan) subdirs(dir string) ([]string, error) {
-	f, err := openDir(dir)
-	if err != nil && scanSkips(dir, err, s.roots) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, scanError(dir, err)
-	}
-	defer f.Close()
 	var names []string
-	for {
-		batch, err := f.ReadDir(gitListBatch)
-		for _, e := range batch {
-			if s.steps--; e.IsDir() {
-				names = append(names, e.Name())
-			}
+	err := s.list(dir, func(e fs.DirEntry) error {
+		if !e.IsDir() {
+			return nil
 		}
-		if err := s.spent(dir); err != nil {
-			return nil, err
+		if names = append(names, e.Name()); len(names) > s.left {
+			return s.tooMany(filepath.Join(dir, e.Name()))
 		}
-		if len(names) > s.left {
-			return nil, s.tooMany(filepath.Join(dir, names[len(names)-1]))
-		}
-		if err != nil || len(batch) == 0 {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// list calls each for every entry of the directory dir, a batch at a time,
+// each entry a step of the scan's; a directory that is missing (see
+// scanSkips) has none, and a FIFO in its place is not waited on.
+func (s *gitScan) list(dir string, each func(fs.DirEntry) error) error {
+	f, err := openDir(dir)
+	if err != nil && scanSkips(dir, err, s.roots) {
+		return nil
+	}
+	if err != nil {
+		return scanError(dir, err)
+	}
+	defer f.Close()
+	for {
+		batch, err := f.ReadDir(gitListBatch)
+		for _, e := range batch {
+			s.steps--
+			if err := each(e); err != nil {
+				return err
+			}
+		}
+		if err := s.spent(dir); err != nil {
+			return err
+		}
+		if err != nil || len(batch) == 0 {
+			return nil
+		}
+	}
 }
 
 // config is the configuration git reads for gitdir: common's config, and
@@ -784,32 +800,20 @@ func (s *gitScan) hookManagers(dir, top string) error {
 // listHooks lists the files of dir named as git hooks: the regular ones
 // and the symlinks.
 func (s *gitScan) listHooks(dir string) (hooks, links []string, _ error) {
-	f, err := openDir(dir)
-	if err != nil && scanSkips(dir, err, s.roots) {
-		return nil, nil, nil
-	}
+	err := s.list(dir, func(e fs.DirEntry) error {
+		switch {
+		case !gitHookNames[e.Name()]:
+		case e.Type().IsRegular():
+			hooks = append(hooks, e.Name())
+		case e.Type()&fs.ModeSymlink != 0:
+			links = append(links, e.Name())
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, nil, scanError(dir, err)
+		return nil, nil, err
 	}
-	defer f.Close()
-	for {
-		batch, err := f.ReadDir(gitListBatch)
-		for _, e := range batch {
-			switch s.steps--; {
-			case !gitHookNames[e.Name()]:
-			case e.Type().IsRegular():
-				hooks = append(hooks, e.Name())
-			case e.Type()&fs.ModeSymlink != 0:
-				links = append(links, e.Name())
-			}
-		}
-		if err := s.spent(dir); err != nil {
-			return nil, nil, err
-		}
-		if err != nil || len(batch) == 0 {
-			return hooks, links, nil
-		}
-	}
+	return hooks, links, nil
 }
 
 // preCommitConfig says whether head, a hook file's start, is pre-commit's
