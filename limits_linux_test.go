@@ -147,7 +147,9 @@ func TestResourceLimitsWithinHostLimits(t *testing.T) {
 	var cpu unix.Rlimit
 	require.NoError(t, unix.Getrlimit(unix.RLIMIT_CPU, &cpu))
 	r := &linuxRunner{policy: SandboxPolicy{MaxCPUTime: math.MaxInt64}}
-	for _, rl := range r.rlimits() {
+	rlimits, err := r.rlimits()
+	require.NoError(t, err)
+	for _, rl := range rlimits {
 		if rl.Resource == unix.RLIMIT_CPU {
 			assert.Equal(t, min(cpu.Max, math.MaxInt64/uint64(time.Second)+1), rl.Max, "MaxCPUTime of math.MaxInt64")
 		}
@@ -305,4 +307,63 @@ attempt("punch", punch)
 	for _, name := range []string{"keep", "resv", "insert"} {
 		assert.LessOrEqual(t, usage(root, name), int64(limit), "%s: blocks or size past MaxFileSize", name)
 	}
+}
+
+// What a host whose hard RLIMIT_CORE is 0 gets for each core_pattern.
+func TestCoreLimitFor(t *testing.T) {
+	for _, pattern := range []string{"core", "/var/crash/core.%e.%p", "@/run/systemd/coredump.socket", ""} {
+		limit, err := coreLimitFor(pattern)
+		require.NoError(t, err, pattern)
+		assert.Equal(t, uint64(0), limit, pattern)
+	}
+	_, err := coreLimitFor("|/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h")
+	require.ErrorIs(t, err, ErrSandboxUnavailable)
+	assert.ErrorContains(t, err, "ulimit -Hc 1")
+	assert.ErrorContains(t, err, "systemd-coredump")
+}
+
+const coreZeroEnv = "SANDBOXEXEC_TEST_CORE_ZERO"
+
+// A host whose hard RLIMIT_CORE is 0 (CIS benchmarks set it) runs its
+// commands with no core dump, as root and as a host user; every call failed
+// before, in the child's setrlimit.
+func TestCoreLimitZeroHost(t *testing.T) {
+	if os.Getenv(coreZeroEnv) == "1" {
+		coreLimitZeroHost(t)
+		return
+	}
+	requireSandbox(t)
+	lxRerunUnder(t, coreZeroEnv, "env")
+	if os.Geteuid() == 0 {
+		lxRerunAsNobody(t, coreZeroEnv)
+	}
+}
+
+func coreLimitZeroHost(t *testing.T) {
+	requireSandbox(t)
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 0, Max: 0}))
+	root := os.Getenv("SANDBOXEXEC_TEST_ROOT")
+	if root == "" {
+		root = t.TempDir()
+	}
+	pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern")
+	require.NoError(t, err)
+	out, err := lxRun(t, []string{"cat", "/proc/self/limits"}, []string{root}, SandboxPolicy{})
+	if strings.HasPrefix(string(pattern), "|") && !hasCapability(unix.CAP_SYS_RESOURCE) {
+		require.ErrorIs(t, err, ErrSandboxUnavailable)
+		assert.ErrorContains(t, err, "ulimit -Hc 1")
+		return
+	}
+	lxRequireOK(t, out, err)
+	want := "0"
+	if hasCapability(unix.CAP_SYS_RESOURCE) {
+		want = "1"
+	}
+	var line string
+	for _, l := range strings.Split(out.Stdout, "\n") {
+		if strings.HasPrefix(l, "Max core file size") {
+			line = l
+		}
+	}
+	assert.Equal(t, []string{"Max", "core", "file", "size", want, want, "bytes"}, strings.Fields(line), out.Stdout)
 }

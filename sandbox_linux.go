@@ -242,6 +242,10 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 			}
 		}()
 	}
+	rlimits, err := r.rlimits()
+	if err != nil {
+		return nil, err
+	}
 	env, tmp, err := r.environ(req.env)
 	if err != nil {
 		return nil, err
@@ -285,7 +289,7 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		NormalScheduling:  true,
 		Pdeathsig:         syscall.SIGKILL,
 		CgroupProcsFD:     -1,
-		Rlimits:           r.rlimits(),
+		Rlimits:           rlimits,
 		NoNewPrivs:        true,
 		LandlockRulesetFD: ruleset,
 		PtsRights:         r.ptsRights(),
@@ -491,12 +495,13 @@ func (r *linuxRunner) maxProcesses() uint64 {
 const pidMaxLimit = 32768 << (7 * (bits.UintSize / 64)) // 4 Mi on 64-bit
 
 // rlimits are the policy's limits other than the process count, and
-// RLIMIT_CORE at 1 byte: no core dump. A core_pattern that pipes dumps to a
-// helper (systemd-coredump, apport) runs it as root outside the sandbox,
-// writing outside the roots, and the kernel ignores the limit for pipes
-// except that 1 means none; a file dump needs a page at least.
-func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
-	rl := []linuxspawn.Rlimit{{Resource: unix.RLIMIT_CORE, Cur: 1, Max: 1}}
+// RLIMIT_CORE (see coreLimit).
+func (r *linuxRunner) rlimits() ([]linuxspawn.Rlimit, error) {
+	core, err := coreLimit()
+	if err != nil {
+		return nil, err
+	}
+	rl := []linuxspawn.Rlimit{{Resource: unix.RLIMIT_CORE, Cur: core, Max: core}}
 	if r.policy.MaxFileSize > 0 {
 		rl = append(rl, policyRlimit(unix.RLIMIT_FSIZE, uint64(r.policy.MaxFileSize)))
 	}
@@ -515,7 +520,40 @@ func (r *linuxRunner) rlimits() []linuxspawn.Rlimit {
 	if soft, hard, ok := hostNofileBeforeGo(); ok {
 		rl = append(rl, linuxspawn.Rlimit{Resource: unix.RLIMIT_NOFILE, Cur: soft, Max: hard})
 	}
-	return rl
+	return rl, nil
+}
+
+// coreLimit is the command's RLIMIT_CORE: 1 byte, so that it dumps no
+// core. A core_pattern that pipes dumps to a helper (systemd-coredump,
+// apport) runs it as root outside the sandbox, writing outside the roots,
+// and the kernel ignores the limit for pipes except that 1 means none; a
+// file dump needs a page at least. A host whose hard limit is 0 (CIS
+// benchmarks set it) cannot raise it to 1 without CAP_SYS_RESOURCE: its
+// command gets 0, which stops a file dump as well, unless core_pattern is
+// a pipe, which 0 does not stop: then the call fails and says so (found in
+// an adopter's review: every call failed, as "setrlimit failed").
+func coreLimit() (uint64, error) {
+	var host unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_CORE, &host) != nil || host.Max >= 1 || hasCapability(unix.CAP_SYS_RESOURCE) {
+		return 1, nil
+	}
+	pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern")
+	if err != nil {
+		return 0, fmt.Errorf("%w: the host's hard RLIMIT_CORE is 0, and core_pattern cannot be read to tell whether a limit of 0 stops core dumps: %w",
+			ErrSandboxUnavailable, err)
+	}
+	return coreLimitFor(strings.TrimSpace(string(pattern)))
+}
+
+// coreLimitFor is coreLimit for a host whose hard limit is 0 and which
+// cannot raise it, with core_pattern pattern.
+func coreLimitFor(pattern string) (uint64, error) {
+	if strings.HasPrefix(pattern, "|") {
+		return 0, fmt.Errorf("%w: the host's hard RLIMIT_CORE is 0, so the sandbox cannot set the 1 byte that keeps "+
+			"a crashing command from reaching the core dump helper core_pattern names (%q), which runs outside the sandbox; "+
+			"raise the hard limit to at least 1 (ulimit -Hc 1), or run with CAP_SYS_RESOURCE", ErrSandboxUnavailable, pattern)
+	}
+	return 0, nil
 }
 
 // policyRlimit is the limit v of the policy on resource, soft and hard,
@@ -805,13 +843,16 @@ func spawnError(req *spawnRequest, err error, namespaces bool) error {
 
 // hasSysAdmin says whether this process may make namespaces: root in a
 // container usually has no CAP_SYS_ADMIN.
-func hasSysAdmin() bool {
+func hasSysAdmin() bool { return hasCapability(unix.CAP_SYS_ADMIN) }
+
+// hasCapability says whether this thread has capability c in effect.
+func hasCapability(c int) bool {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return false
 	}
-	return data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) != 0
+	return data[c/32].Effective&(1<<(c%32)) != 0
 }
 
 func probeSandbox() SandboxSupport {

@@ -334,12 +334,16 @@ func (r *linuxRunner) makeStandby(needsTMPDIR bool) (_ *standby, err error) {
 			return nil, err
 		}
 	}
+	rlimits, err := r.rlimits()
+	if err != nil {
+		return nil, err
+	}
 	attr := linuxspawn.Attr{
 		NewPIDNamespace:   true,
 		NewIPCNamespace:   !ipcNamespaceRefused.Load(),
 		NormalScheduling:  true,
 		Pdeathsig:         syscall.SIGKILL,
-		Rlimits:           r.rlimits(),
+		Rlimits:           rlimits,
 		NoNewPrivs:        true,
 		LandlockRulesetFD: s.ruleset,
 		PtsRights:         r.ptsRights(),
