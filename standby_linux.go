@@ -65,11 +65,23 @@ type standbyCache struct {
 	// do not each make one that no call takes.
 	seen map[string]time.Time
 	trim *time.Timer // pending while ready is not empty
-	// failed stops the making of standbys after one failed where a plain
-	// spawn would not have (a seccomp policy around the host refusing a
-	// step only a standby takes, say): the calls spawn as before.
-	failed bool
+	// offUntil stops the standbys for standbyRetry after one failed where
+	// a plain spawn would not have (a seccomp policy around the host
+	// refusing a step only a standby takes, say): the calls spawn as
+	// before. It was for good: one passing failure (EAGAIN, ENOMEM) made
+	// every later call of a long-lived host spawn.
+	offUntil time.Time
 }
+
+// standbyRetry is how long a standby's failure stops the standbys; a
+// variable for tests.
+var standbyRetry = time.Minute
+
+// off says the standbys are stopped. c.mu is held.
+func (c *standbyCache) off() bool { return time.Now().Before(c.offUntil) }
+
+// stop stops the standbys for standbyRetry. c.mu is held.
+func (c *standbyCache) stop() { c.offUntil = time.Now().Add(standbyRetry) }
 
 // standbyMaking is a standby in the making.
 type standbyMaking struct {
@@ -109,9 +121,9 @@ func (r *linuxRunner) standbyFor(env []string) (c standbyCall, ok bool) {
 		return c, false
 	}
 	standbys.mu.Lock()
-	failed := standbys.failed
+	off := standbys.off()
 	standbys.mu.Unlock()
-	if failed {
+	if off {
 		return c, false
 	}
 	p := r.policy
@@ -243,7 +255,7 @@ func (r *linuxRunner) startFromStandby(sc standbyCall, req *spawnRequest) (*chil
 		// step that only a standby takes failing stops the standbys.
 		if se, ok := err.(*linuxspawn.StageError); !ok || (se.Stage != "execve" && se.Stage != "chdir" && se.Err != syscall.ESRCH) {
 			standbys.mu.Lock()
-			standbys.failed = true
+			standbys.stop()
 			standbys.mu.Unlock()
 		}
 		return drop()
@@ -459,7 +471,7 @@ func (c *standbyCache) refill(key string, r *linuxRunner, needsTMPDIR bool) {
 			}
 		}
 	}
-	if c.failed || !again || c.ready[key] != nil || c.making[key] != nil {
+	if c.off() || !again || c.ready[key] != nil || c.making[key] != nil {
 		c.mu.Unlock()
 		return
 	}
@@ -488,7 +500,7 @@ func (c *standbyCache) refill(key string, r *linuxRunner, needsTMPDIR bool) {
 			// refusal.
 			var se *linuxspawn.StageError
 			if errors.As(err, &se) && err != errNoStandby && se.Stage != "cgroup" {
-				c.failed = true
+				c.stop()
 			}
 			return
 		}

@@ -43,13 +43,13 @@ func sbDropAll(t *testing.T) {
 func sbOff(t *testing.T) {
 	t.Helper()
 	standbys.mu.Lock()
-	was := standbys.failed
-	standbys.failed = true
+	was := standbys.offUntil
+	standbys.offUntil = time.Now().Add(time.Hour)
 	standbys.mu.Unlock()
 	sbDropAll(t)
 	t.Cleanup(func() {
 		standbys.mu.Lock()
-		standbys.failed = was
+		standbys.offUntil = was
 		standbys.mu.Unlock()
 	})
 }
@@ -562,7 +562,7 @@ func TestStandbyHostLimitLowered(t *testing.T) {
 		used := false
 		for try := 0; try < 20 && !used; try++ {
 			standbys.mu.Lock()
-			standbys.failed = false
+			standbys.offUntil = time.Time{}
 			standbys.mu.Unlock()
 			_, used = sbRun(t, []string{root}, policy, script)
 		}
@@ -575,4 +575,25 @@ func TestStandbyHostLimitLowered(t *testing.T) {
 		want := strconv.FormatUint(lowered, 10)
 		assert.Equal(t, []string{want, want}, f[3:5], "MaxFileSize %d: the command's limits after the host lowered its own", policy.MaxFileSize)
 	}
+}
+
+// A standby that failed stops the standbys for standbyRetry, not for the
+// rest of the process: one passing failure made every later call of a
+// long-lived host spawn.
+func TestStandbysResumeAfterFailure(t *testing.T) {
+	sbRequire(t)
+	root := lxRealDir(t)
+	sbReady(t, root)
+	was := standbyRetry
+	standbyRetry = 200 * time.Millisecond
+	defer func() { standbyRetry = was }()
+	standbys.mu.Lock()
+	standbys.stop()
+	standbys.mu.Unlock()
+	_, used := sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	assert.False(t, used, "a standby taken while they are stopped")
+	time.Sleep(standbyRetry)
+	sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	_, used = sbRun(t, []string{root}, SandboxPolicy{}, "true")
+	assert.True(t, used, "no standby taken once the retry time was over")
 }
