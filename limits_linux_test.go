@@ -346,7 +346,7 @@ func coreLimitZeroHost(t *testing.T) {
 	if root == "" {
 		root = t.TempDir()
 	}
-	pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern")
+	pattern, err := os.ReadFile(corePatternFile)
 	require.NoError(t, err)
 	out, err := lxRun(t, []string{"cat", "/proc/self/limits"}, []string{root}, SandboxPolicy{})
 	if strings.HasPrefix(string(pattern), "|") && !hasCapability(unix.CAP_SYS_RESOURCE) {
@@ -355,6 +355,23 @@ func coreLimitZeroHost(t *testing.T) {
 		return
 	}
 	lxRequireOK(t, out, err)
+	if !strings.HasPrefix(string(pattern), "|") && !hasCapability(unix.CAP_SYS_RESOURCE) {
+		// The same host with a helper on a pipe, which a limit of 0 does
+		// not stop: calls and the probe refuse, a standby made before too.
+		again, err := lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{})
+		lxRequireOK(t, again, err)
+		sbSettle(t)
+		was := corePatternFile
+		corePatternFile = filepath.Join(t.TempDir(), "core_pattern")
+		defer func() { corePatternFile = was }()
+		require.NoError(t, os.WriteFile(corePatternFile, []byte("|/usr/share/apport/apport -p%p -s%s -c%c\n"), 0o644))
+		_, err = lxRun(t, []string{"true"}, []string{root}, SandboxPolicy{})
+		require.ErrorIs(t, err, ErrSandboxUnavailable)
+		assert.ErrorContains(t, err, "apport")
+		probe := ProbeSandbox()
+		assert.False(t, probe.Available)
+		assert.Contains(t, probe.Detail, "ulimit -Hc 1")
+	}
 	want := "0"
 	if hasCapability(unix.CAP_SYS_RESOURCE) {
 		want = "1"

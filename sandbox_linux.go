@@ -537,13 +537,17 @@ func coreLimit() (uint64, error) {
 	if unix.Getrlimit(unix.RLIMIT_CORE, &host) != nil || host.Max >= 1 || hasCapability(unix.CAP_SYS_RESOURCE) {
 		return 1, nil
 	}
-	pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern")
+	pattern, err := os.ReadFile(corePatternFile)
 	if err != nil {
 		return 0, fmt.Errorf("%w: the host's hard RLIMIT_CORE is 0, and core_pattern cannot be read to tell whether a limit of 0 stops core dumps: %w",
 			ErrSandboxUnavailable, err)
 	}
 	return coreLimitFor(strings.TrimSpace(string(pattern)))
 }
+
+// corePatternFile is where coreLimit reads core_pattern; a variable for
+// tests.
+var corePatternFile = "/proc/sys/kernel/core_pattern"
 
 // coreLimitFor is coreLimit for a host whose hard limit is 0 and which
 // cannot raise it, with core_pattern pattern.
@@ -881,6 +885,9 @@ func probeSandbox() SandboxSupport {
 	s.ProcessLimit = m != nil || err != nil || os.Geteuid() != 0
 	if os.Geteuid() == 0 && !s.MountNamespace {
 		missing = append(missing, "no mount namespace, without which a root command could change metadata outside the writable roots")
+	}
+	if _, err := coreLimit(); err != nil {
+		missing = append(missing, strings.TrimPrefix(err.Error(), ErrSandboxUnavailable.Error()+": "))
 	}
 	s.Available = len(missing) == 0
 	s.Detail = strings.Join(missing, "; ")

@@ -153,6 +153,14 @@ func (r *linuxRunner) standbyFor(env []string) (c standbyCall, ok bool) {
 		b.WriteString(strconv.FormatUint(lim.Cur, 10))
 		b.WriteByte(':')
 		b.WriteString(strconv.FormatUint(lim.Max, 10))
+		// Where the command's core limit is 0 (see coreLimit), a
+		// core_pattern changed to a pipe since fails the call: the spawn
+		// says why.
+		if res == unix.RLIMIT_CORE && lim.Max == 0 {
+			if _, err := coreLimit(); err != nil {
+				return c, false
+			}
+		}
 	}
 	// Each name ends in a NUL, which none holds, and each list in another
 	// (no name is empty): a name that holds the byte between lists cannot
