@@ -140,6 +140,14 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 		// given, it fails with ENOTDIR and would deny nothing. ENOTDIR is
 		// left to a file met on the way ("/etc/hostname/x"), where nothing
 		// can exist.
+		// A ".." after a name the command can remove, replace or make
+		// ("ROOT/sub/../secret", sub missing) left the path naming nothing,
+		// and skipped, until the command made sub and read the secret by
+		// that very path (found in review): refused, as a symlink there is.
+		if left := dotDotInRoot(path, roots); left != "" {
+			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead path %q has \"..\" after %s, inside a writable root, "+
+				"which the command could remove or make anew: name the path without \"..\"", path, left)
+		}
 		real, err := resolveUnmoved(trimTrailingSeparators(path), roots, nil)
 		var moved *repointableError
 		if errors.As(err, &moved) {
@@ -444,6 +452,51 @@ func resolveUnmoved(p string, roots []string, steps *int) (string, error) {
 		}
 	}
 	return real, err
+}
+
+// dotDotInRoot returns the first name that a ".." of path steps back
+// from and that lies strictly inside one of roots (a root itself is
+// pinned, or out of the command's reach): a directory there, a file, or a
+// name missing there. The command can remove, replace or make it, and so
+// decide whether path names anything, and what. "" for none.
+func dotDotInRoot(path string, roots []string) string {
+	if !strings.Contains(path, "..") {
+		return ""
+	}
+	inRoot := func(p string, strictly bool) bool {
+		return slices.ContainsFunc(roots, func(r string) bool { return pathWithin(p, r) && (!strictly || p != r) })
+	}
+	sep := string(filepath.Separator)
+	join := func(parts []string) string {
+		if p := strings.Join(parts, sep); p != "" {
+			return p
+		}
+		return sep
+	}
+	parts := strings.Split(path, sep)
+	for i, name := range parts {
+		if name != ".." {
+			continue
+		}
+		if real, _, err := resolvePathSteps(join(parts[:i]), func(string, string) {}, nil); err == nil {
+			if inRoot(real, true) {
+				return real
+			}
+			continue
+		}
+		// Something before it names nothing (or no directory): find the
+		// first name that does not resolve, and where it would be.
+		for j := i - 1; j > 0; j-- {
+			if real, _, err := resolvePathSteps(join(parts[:j]), func(string, string) {}, nil); err == nil {
+				if p := filepath.Join(real, parts[j]); inRoot(p, true) {
+					return p
+				}
+				break
+			}
+		}
+		return ""
+	}
+	return ""
 }
 
 // trimTrailingSeparators drops the separators and "." components that
