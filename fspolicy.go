@@ -99,6 +99,17 @@ func (m fsMasks) empty() bool {
 // path that exists, resolved, less those within a denied directory.
 // Nothing is created.
 func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
+	return resolveMasksIn(roots, policy, nil)
+}
+
+// resolveMasksIn is resolveMasks where, under FullDiskWriteAccess, a
+// symlink or a ".." on the way to a DenyRead path, in a directory that
+// writable (nil for none) says the command may write, is refused as one
+// inside a root is: the command may change any directory its user may
+// write, outside the roots too, and a later call would cover what it
+// leads to then (found in review: the command repointed ~/.aws, a link
+// to the denied directory, and the next call left that readable).
+func resolveMasksIn(roots []string, policy SandboxPolicy, writable func(dir string) bool) (fsMasks, error) {
 	m := fsMasks{found: map[string]fs.FileInfo{}}
 	git := gitScan{roots: roots, masks: &m, scanned: map[string]bool{}, left: gitScanMax, steps: gitScanSteps, bytes: gitScanBytes}
 	for _, root := range roots {
@@ -134,6 +145,10 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 			return fsMasks{}, err
 		}
 	}
+	var changeable func(dir string) bool
+	if policy.FullDiskWriteAccess {
+		changeable = writable
+	}
 	denied := map[string]bool{}
 	for _, path := range policy.DenyRead {
 		// "secret.txt/" names the file secret.txt all the same: resolved as
@@ -144,11 +159,11 @@ func resolveMasks(roots []string, policy SandboxPolicy) (fsMasks, error) {
 		// ("ROOT/sub/../secret", sub missing) left the path naming nothing,
 		// and skipped, until the command made sub and read the secret by
 		// that very path (found in review): refused, as a symlink there is.
-		if left := dotDotInRoot(path, roots); left != "" {
-			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead path %q has \"..\" after %s, inside a writable root, "+
-				"which the command could remove or make anew: name the path without \"..\"", path, left)
+		if left := dotDotInRoot(path, roots, changeable); left != "" {
+			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead path %q has \"..\" after %s, inside a writable root "+
+				"or a directory the command may write, which it could remove or make anew: name the path without \"..\"", path, left)
 		}
-		real, err := resolveUnmoved(trimTrailingSeparators(path), roots, nil)
+		real, err := resolveUnmovedIn(trimTrailingSeparators(path), roots, nil, changeable)
 		var moved *repointableError
 		if errors.As(err, &moved) {
 			return fsMasks{}, fmt.Errorf("sandboxexec: DenyRead path %q %w: name the file or directory it leads to instead", path, err)
@@ -425,6 +440,10 @@ func resolveFrom(base, p string, roots []string, steps *int) (string, error) {
 type repointableError struct{ link, root string }
 
 func (e *repointableError) Error() string {
+	if e.root == "" {
+		return "goes through the symlink " + e.link + ", in a directory the command may write under " +
+			"FullDiskWriteAccess, where it could repoint it"
+	}
 	return "goes through the symlink " + e.link + " inside the writable root " + e.root +
 		", where the command could repoint it"
 }
@@ -435,6 +454,12 @@ func (e *repointableError) Error() string {
 // repoint the link, and a later call would protect what it points to then.
 // steps is resolvePathSteps'.
 func resolveUnmoved(p string, roots []string, steps *int) (string, error) {
+	return resolveUnmovedIn(p, roots, steps, nil)
+}
+
+// resolveUnmovedIn is resolveUnmoved where a symlink in a directory that
+// changeable (nil for none) says the command may write is one too.
+func resolveUnmovedIn(p string, roots []string, steps *int, changeable func(dir string) bool) (string, error) {
 	var links [][2]string
 	real, _, err := resolvePathSteps(p, func(dir, name string) { links = append(links, [2]string{dir, name}) }, steps)
 	if len(links) > 0 {
@@ -449,6 +474,9 @@ func resolveUnmoved(p string, roots []string, steps *int) (string, error) {
 					return "", &repointableError{filepath.Join(l[0], l[1]), r}
 				}
 			}
+			if changeable != nil && changeable(l[0]) {
+				return "", &repointableError{filepath.Join(l[0], l[1]), ""}
+			}
 		}
 	}
 	return real, err
@@ -456,15 +484,17 @@ func resolveUnmoved(p string, roots []string, steps *int) (string, error) {
 
 // dotDotInRoot returns the first name that a ".." of path steps back
 // from and that lies strictly inside one of roots (a root itself is
-// pinned, or out of the command's reach): a directory there, a file, or a
-// name missing there. The command can remove, replace or make it, and so
+// pinned, or out of the command's reach), or in a directory changeable
+// (nil for none) says the command may write: a directory there, a file,
+// or a name missing there. The command can remove, replace or make it, and so
 // decide whether path names anything, and what. "" for none.
-func dotDotInRoot(path string, roots []string) string {
+func dotDotInRoot(path string, roots []string, changeable func(dir string) bool) string {
 	if !strings.Contains(path, "..") {
 		return ""
 	}
 	inRoot := func(p string, strictly bool) bool {
-		return slices.ContainsFunc(roots, func(r string) bool { return pathWithin(p, r) && (!strictly || p != r) })
+		return slices.ContainsFunc(roots, func(r string) bool { return pathWithin(p, r) && (!strictly || p != r) }) ||
+			changeable != nil && p != string(filepath.Separator) && changeable(filepath.Dir(p))
 	}
 	sep := string(filepath.Separator)
 	join := func(parts []string) string {

@@ -64,3 +64,54 @@ func testDenyReadDotDotInRoot(t *testing.T, root string) {
 	lxRequireOK(t, out, err)
 	assert.Empty(t, out.Stdout)
 }
+
+const fsDenyReadFullDiskLinkEnv = "SANDBOXEXEC_TEST_DENYREAD_FULLDISK_LINK"
+
+// Under FullDiskWriteAccess the command may write anywhere its user may,
+// so a symlink outside the roots is no more fixed than one inside: a
+// DenyRead path through one (~/.aws -> a dotfiles directory) was
+// followed, the command repointed the link, and the next call covered
+// what it pointed to then and left the secret readable (found in review).
+// Such a path is refused there, as one through a symlink in a root is,
+// and so is a ".." after a name the command may change.
+func TestFilesystemPolicyDenyReadFullDiskWriteSymlink(t *testing.T) {
+	if os.Getenv(fsDenyReadFullDiskLinkEnv) == "1" {
+		testDenyReadFullDiskWriteSymlink(t, os.Getenv("SANDBOXEXEC_TEST_ROOT"))
+		return
+	}
+	fsRequireMounts(t)
+	testDenyReadFullDiskWriteSymlink(t, filepath.Join(lxRealDir(t), "root"))
+	if os.Geteuid() == 0 {
+		lxRerunAsNobody(t, fsDenyReadFullDiskLinkEnv)
+	}
+}
+
+func testDenyReadFullDiskWriteSymlink(t *testing.T, base string) {
+	root, vault, decoy := filepath.Join(base, "root"), filepath.Join(base, "vault"), filepath.Join(base, "decoy")
+	for _, d := range []string{root, vault, decoy} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(vault, "key"), []byte("SECRET"), 0o600))
+	link := filepath.Join(base, "aws") // outside the root
+	require.NoError(t, os.Symlink(vault, link))
+	policy := SandboxPolicy{FullDiskWriteAccess: true, DenyRead: []string{link}}
+	// The first call repoints the link, the second reads the vault.
+	out1, err1 := lxRun(t, lxSh(`ln -sfn "$2" "$1.new" && mv -T "$1.new" "$1"`, link, decoy), []string{root}, policy)
+	out2, err2 := lxRun(t, lxSh(`cat "$1/key"`, vault), []string{root}, policy)
+	assert.NotContains(t, out2.Stdout, "SECRET", "the second call read the vault the link named")
+	require.Error(t, err1, "output: %+v", out1)
+	assert.Contains(t, err1.Error(), "DenyRead path")
+	require.Error(t, err2, "output: %+v", out2)
+	// The directory it leads to, named directly: covered.
+	out, err := lxRun(t, lxSh(`ls -A "$1"; cat "$1/key" || true`, vault), []string{root},
+		SandboxPolicy{FullDiskWriteAccess: true, DenyRead: []string{vault}})
+	lxRequireOK(t, out, err)
+	assert.Empty(t, out.Stdout)
+	assert.Contains(t, out.Stderr, "No such file")
+	// ".." after a directory the command may remove, outside the roots.
+	sub := filepath.Join(base, "sub")
+	out, err = lxRun(t, lxSh(`mkdir -p "$1" && cat "$1/../vault/key"`, sub), []string{root},
+		SandboxPolicy{FullDiskWriteAccess: true, DenyRead: []string{sub + "/../vault"}})
+	assert.NotContains(t, out.Stdout, "SECRET")
+	require.Error(t, err, "output: %+v", out)
+}

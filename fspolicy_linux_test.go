@@ -301,9 +301,11 @@ attempt("exec_file", lambda: os.execv(sys.argv[4], [sys.argv[4]]))
 	assert.Equal(t, "OK", res["sibling"])
 	assert.Equal(t, "EACCES", res["exec_file"], "a denied file is no program (mode 0444, noexec), for root too")
 
-	// Under FullDiskWriteAccess and with the network too.
+	// Under FullDiskWriteAccess and with the network too. Under the first,
+	// alias, which the command may repoint, is refused
+	// (TestFilesystemPolicyDenyReadFullDiskWriteSymlink): secrets is named.
 	for _, p := range []SandboxPolicy{
-		{FullDiskWriteAccess: true, DenyRead: policy.DenyRead},
+		{FullDiskWriteAccess: true, DenyRead: append([]string{secrets}, policy.DenyRead[1:]...)},
 		{NetworkAccess: true, DenyRead: policy.DenyRead},
 	} {
 		out, err := lxRun(t, lxSh(`cat "$1" "$2"/key; echo x > "$1"`, file, secrets), []string{root}, p)

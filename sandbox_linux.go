@@ -38,7 +38,7 @@ func platformRunner(_ context.Context, t SandboxType, writableRoots []string, po
 	if err != nil {
 		return nil, err
 	}
-	masks, err := resolveMasks(roots, policy)
+	masks, err := resolveMasksIn(roots, policy, hostMayWrite)
 	if err != nil {
 		return nil, err
 	}
