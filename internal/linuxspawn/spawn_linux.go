@@ -541,9 +541,14 @@ func start(a *Attr, p *pool) (pid int, err error) {
 func receiveFD(sock int) (int, error) {
 	buf := make([]byte, 1)
 	oob := make([]byte, syscall.CmsgSpace(4))
-	_, oobn, _, _, err := syscall.Recvmsg(sock, buf, oob, syscall.MSG_DONTWAIT|syscall.MSG_CMSG_CLOEXEC)
+	_, oobn, flags, _, err := syscall.Recvmsg(sock, buf, oob, syscall.MSG_DONTWAIT|syscall.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		return -1, err
+	}
+	if flags&syscall.MSG_CTRUNC != 0 && oobn == 0 {
+		// The kernel drops a descriptor it cannot install here and says
+		// only that: at the open-file limit, the one reason it can be.
+		return -1, fmt.Errorf("the descriptor sent was dropped: %w", syscall.EMFILE)
 	}
 	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
