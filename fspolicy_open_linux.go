@@ -54,10 +54,3 @@ func openDir(path string) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
-
-// hostMayWrite says this process's user may change the entries of dir (as
-// FullDiskWriteAccess lets a command do): write and search it, by the
-// effective ids, as the kernel would for the command.
-func hostMayWrite(dir string) bool {
-	return unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS) == nil
-}

@@ -271,7 +271,7 @@ func seatbeltPrefix(writableRoots []string, policy SandboxPolicy, proxyPort int)
 	if err != nil {
 		return seatbeltParams{}, err
 	}
-	masks, err := resolveMasks(roots, policy)
+	masks, err := resolveMasksIn(roots, policy, hostMayWrite)
 	if err != nil {
 		return seatbeltParams{}, err
 	}

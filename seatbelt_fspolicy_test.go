@@ -186,6 +186,16 @@ func TestCreateSeatbeltCommandDenyRead(t *testing.T) {
 	} {
 		p := policy
 		p.FullDiskWriteAccess, p.NetworkAccess = extra.FullDiskWriteAccess, extra.NetworkAccess
+		if p.FullDiskWriteAccess {
+			// The command could repoint the link, in a directory the
+			// host's user may write, and a later call would deny what it
+			// leads to then: refused, as on Linux.
+			_, err := CreateSeatbeltCommand([]string{"true"}, []string{root}, p)
+			require.Error(t, err, "%+v", extra)
+			assert.ErrorContains(t, err, "DenyRead path")
+			assert.ErrorContains(t, err, link)
+			p.DenyRead = slices.DeleteFunc(slices.Clone(p.DenyRead), func(d string) bool { return d == link })
+		}
 		argv, err := CreateSeatbeltCommand([]string{"true"}, []string{root}, p)
 		require.NoError(t, err)
 		checkSeatbeltArgv(t, argv)
