@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,71 @@ func testDenyReadFullDiskWriteSymlink(t *testing.T, base string) {
 		SandboxPolicy{FullDiskWriteAccess: true, DenyRead: []string{sub + "/../vault"}})
 	assert.NotContains(t, out.Stdout, "SECRET")
 	require.Error(t, err, "output: %+v", out)
+}
+
+const fsDenyReadFullDiskOwnedEnv = "SANDBOXEXEC_TEST_DENYREAD_FULLDISK_OWNED"
+
+// Under FullDiskWriteAccess a symlink in a directory the host user cannot
+// write, by its mode, was followed: but the command may chmod a directory
+// it owns, or rename one, whoever owns it, out of a directory it may
+// write, and make it anew with a link of its own. Either way the next call
+// covered the decoy and read the vault (found in review, as nobody: root
+// may write every directory, and its links were refused already).
+func TestFilesystemPolicyDenyReadFullDiskWriteOwnedDir(t *testing.T) {
+	if os.Getenv(fsDenyReadFullDiskOwnedEnv) == "1" {
+		testDenyReadFullDiskWriteOwnedDir(t, os.Getenv("SANDBOXEXEC_TEST_ROOT"))
+		return
+	}
+	fsRequireMounts(t)
+	if os.Geteuid() != 0 {
+		testDenyReadFullDiskWriteOwnedDir(t, lxRealDir(t))
+		return
+	}
+	// As nobody, with held, a directory of root's, in nobody's base.
+	dir := lxNobodyDir(t, "sandboxexec-nobody-")
+	base := filepath.Join(dir, "base")
+	require.NoError(t, os.Mkdir(base, 0o755))
+	require.NoError(t, os.Chown(base, nobody, nobody))
+	require.NoError(t, os.Mkdir(filepath.Join(base, "held"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(base, "vault"), filepath.Join(base, "held", "aws")))
+	out := lxRunAsNobody(t, dir, time.Minute, []string{fsDenyReadFullDiskOwnedEnv + "=1", "SANDBOXEXEC_TEST_ROOT=" + base},
+		"-test.run=^"+t.Name()+"$")
+	assert.Contains(t, out, "--- PASS: "+t.Name())
+	t.Logf("as nobody:\n%s", out)
+}
+
+func testDenyReadFullDiskWriteOwnedDir(t *testing.T, base string) {
+	root, vault, decoy := filepath.Join(base, "root"), filepath.Join(base, "vault"), filepath.Join(base, "decoy")
+	for _, d := range []string{root, vault, decoy} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(vault, "key"), []byte("SECRET"), 0o600))
+	attacks := map[string]string{
+		// A directory of the host user's, which it made read-only.
+		"own": `chmod u+w "$1" && ln -sfn "$2" "$1/aws.new" && mv -T "$1/aws.new" "$1/aws" && chmod u-w "$1"`,
+		// A directory of root's in one the host user may write.
+		"held": `mv "$1" "$1.old" && mkdir "$1" && ln -s "$2" "$1/aws" && chmod 555 "$1"`,
+	}
+	for name, attack := range attacks {
+		t.Run(name, func(t *testing.T) {
+			links := filepath.Join(base, name)
+			require.NoError(t, os.MkdirAll(links, 0o755))
+			if err := os.Symlink(vault, filepath.Join(links, "aws")); err != nil && !os.IsExist(err) {
+				t.Skipf("cannot make the link: %v", err) // held, not running as nobody
+			}
+			if name == "own" {
+				require.NoError(t, os.Chmod(links, 0o555))
+				defer os.Chmod(links, 0o755)
+			} else {
+				defer os.Chmod(links, 0o755) // the attack's, for the clean-up
+			}
+			policy := SandboxPolicy{FullDiskWriteAccess: true, DenyRead: []string{filepath.Join(links, "aws")}}
+			out1, err1 := lxRun(t, lxSh(attack, links, decoy), []string{root}, policy)
+			out2, err2 := lxRun(t, lxSh(`cat "$1/key"`, vault), []string{root}, policy)
+			assert.NotContains(t, out2.Stdout, "SECRET", "the second call read the vault the link named: %+v", out2)
+			require.Error(t, err1, "output: %+v", out1)
+			assert.Contains(t, err1.Error(), "DenyRead path")
+			require.Error(t, err2, "output: %+v", out2)
+		})
+	}
 }
