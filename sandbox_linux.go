@@ -532,17 +532,42 @@ func (r *linuxRunner) rlimits() ([]linuxspawn.Rlimit, error) {
 // command gets 0, which stops a file dump as well, unless core_pattern is
 // a pipe, which 0 does not stop: then the call fails and says so (found in
 // an adopter's review: every call failed, as "setrlimit failed").
+//
+// The limit is raised only where 0 does not do: CAP_SYS_RESOURCE raises
+// it only in the initial user namespace, and a rootless container's root,
+// which has it in its own, failed every call in the child's setrlimit
+// (found in review).
 func coreLimit() (uint64, error) {
 	var host unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_CORE, &host) != nil || host.Max >= 1 || hasCapability(unix.CAP_SYS_RESOURCE) {
+	if unix.Getrlimit(unix.RLIMIT_CORE, &host) != nil || host.Max >= 1 {
 		return 1, nil
 	}
 	pattern, err := os.ReadFile(corePatternFile)
 	if err != nil {
+		if coreRaisable() {
+			return 1, nil
+		}
 		return 0, fmt.Errorf("%w: the host's hard RLIMIT_CORE is 0, and core_pattern cannot be read to tell whether a limit of 0 stops core dumps: %w",
 			ErrSandboxUnavailable, err)
 	}
-	return coreLimitFor(strings.TrimSpace(string(pattern)))
+	// The kernel tells a pipe by the first byte alone (" |x" is a file);
+	// the file reads with a newline after it.
+	limit, err := coreLimitFor(strings.TrimSuffix(string(pattern), "\n"))
+	if err != nil && coreRaisable() {
+		return 1, nil
+	}
+	return limit, err
+}
+
+// coreRaisable says the command's hard RLIMIT_CORE can be raised above
+// the host's: CAP_SYS_RESOURCE in the initial user namespace, where
+// setrlimit asks for it.
+func coreRaisable() bool {
+	if !hasCapability(unix.CAP_SYS_RESOURCE) {
+		return false
+	}
+	m, err := os.ReadFile("/proc/self/uid_map")
+	return err == nil && slices.Equal(strings.Fields(string(m)), []string{"0", "0", "4294967295"})
 }
 
 // corePatternFile is where coreLimit reads core_pattern; a variable for
@@ -555,7 +580,7 @@ func coreLimitFor(pattern string) (uint64, error) {
 	if strings.HasPrefix(pattern, "|") {
 		return 0, fmt.Errorf("%w: the host's hard RLIMIT_CORE is 0, so the sandbox cannot set the 1 byte that keeps "+
 			"a crashing command from reaching the core dump helper core_pattern names (%q), which runs outside the sandbox; "+
-			"raise the hard limit to at least 1 (ulimit -Hc 1), or run with CAP_SYS_RESOURCE", ErrSandboxUnavailable, pattern)
+			"raise the hard limit to at least 1 (ulimit -Hc 1), or run with CAP_SYS_RESOURCE in the initial user namespace", ErrSandboxUnavailable, pattern)
 	}
 	return 0, nil
 }
