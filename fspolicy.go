@@ -437,9 +437,13 @@ func resolveFrom(base, p string, roots []string, steps *int) (string, error) {
 }
 
 // repointableError is resolveUnmoved's; its message follows a path's name.
-type repointableError struct{ link, root string }
+type repointableError struct{ link, root, dotDot string }
 
 func (e *repointableError) Error() string {
+	if e.dotDot != "" {
+		return "goes through the symlink " + e.link + ", whose target has \"..\" after " + e.dotDot +
+			", which the command could remove or make anew"
+	}
 	if e.root == "" {
 		return "goes through the symlink " + e.link + ", in a directory the command may write under " +
 			"FullDiskWriteAccess, where it could repoint it"
@@ -471,11 +475,23 @@ func resolveUnmovedIn(p string, roots []string, steps *int, changeable func(dir 
 		for _, l := range links {
 			for i, r := range roots {
 				if pathWithin(l[0], r) || infos[i] != nil && sameFileAbove(l[0], infos[i]) {
-					return "", &repointableError{filepath.Join(l[0], l[1]), r}
+					return "", &repointableError{link: filepath.Join(l[0], l[1]), root: r}
 				}
 			}
 			if changeable != nil && changeable(l[0]) {
-				return "", &repointableError{filepath.Join(l[0], l[1]), ""}
+				return "", &repointableError{link: filepath.Join(l[0], l[1])}
+			}
+			// A link outside them whose target has ".." after a name in a
+			// root ("OUT/link -> ROOT/sub/..", sub missing) names nothing
+			// until the command makes sub (found in review): as the path's
+			// own ".." is, refused.
+			if target, err := os.Readlink(filepath.Join(l[0], l[1])); err == nil && strings.Contains(target, "..") {
+				if !filepath.IsAbs(target) {
+					target = l[0] + string(filepath.Separator) + target // not Join: it cleans ".." away
+				}
+				if left := dotDotInRoot(target, roots, changeable); left != "" {
+					return "", &repointableError{link: filepath.Join(l[0], l[1]), dotDot: left}
+				}
 			}
 		}
 	}

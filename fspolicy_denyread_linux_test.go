@@ -183,3 +183,29 @@ func testDenyReadFullDiskWriteOwnedDir(t *testing.T, base string) {
 		})
 	}
 }
+
+// The ".." of TestFilesystemPolicyDenyReadDotDotInRoot in the target of a
+// symlink outside the roots (OUT/link -> ROOT/sub/.., sub missing): the
+// path named nothing and was skipped, and the command made sub and read
+// ROOT/secret by the very path DenyRead names (found in review). Refused.
+func TestFilesystemPolicyDenyReadLinkDotDotInRoot(t *testing.T) {
+	requireSandbox(t)
+	base := lxRealDir(t)
+	root, outside := filepath.Join(base, "root"), filepath.Join(base, "outside")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.MkdirAll(outside, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "secret"), []byte("SECRET"), 0o600))
+	for name, target := range map[string]string{"absolute": root + "/sub/..", "relative": "../root/sub/.."} {
+		t.Run(name, func(t *testing.T) {
+			link := filepath.Join(outside, name)
+			require.NoError(t, os.Symlink(target, link))
+			deny := filepath.Join(link, "secret")
+			out, err := lxRun(t, lxSh(`mkdir -p "$1/sub" && cat "$2"`, root, deny), []string{root},
+				SandboxPolicy{DenyRead: []string{deny}})
+			assert.NotContains(t, out.Stdout, "SECRET", "the command read the secret through %s", deny)
+			require.Error(t, err, "output: %+v", out)
+			assert.Contains(t, err.Error(), "DenyRead path")
+			os.RemoveAll(filepath.Join(root, "sub"))
+		})
+	}
+}
