@@ -295,7 +295,11 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 		PtsRights:         r.ptsRights(),
 		DropCapabilities:  true,
 		KeepCapabilities:  keptCapabilities,
-		SeccompFilter:     r.bpf,
+		// The tail is installed by the child last, after its own steps
+		// (see seccomp.Split): the mount API its mounts need, and a core
+		// limit it sets that the command may not change.
+		SeccompFilter:     r.bpfHead,
+		SeccompTailFilter: r.bpfTail,
 	}
 	for i, f := range req.stdio {
 		attr.Stdio[i] = int(f.Fd())
@@ -343,9 +347,6 @@ func (r *linuxRunner) start(req *spawnRequest) (_ *child, err error) {
 			return nil, spawnError(req, err, false)
 		}
 		defer unix.Close(attr.DirFD)
-	}
-	if attr.Mounts != nil && r.bpf != nil {
-		attr.SeccompFilter, attr.SeccompTailFilter = r.bpfHead, r.bpfTail
 	}
 	if attr.Mounts != nil && attr.Mounts.UserNamespace {
 		// A PID namespace stays for hosts with CAP_SYS_ADMIN, as

@@ -260,26 +260,44 @@ func TestLinuxOpenFileLimitAsStarted(t *testing.T) {
 
 // No core dump: where core_pattern pipes dumps to a helper, the helper runs
 // as root outside the sandbox and writes outside the roots. The limit is 1
-// byte, which the command cannot raise; where core_pattern names a file in
-// the working directory (here, a root), no file appears either, even with
-// the soft limit raised to the hard one.
+// byte, which the kernel takes as "none" for a pipe, and which the command
+// can neither raise nor lower: a soft limit of 0 set by the command had the
+// helper run (found in review). Setting it succeeds and changes nothing;
+// asking for the old limit too is refused. Where core_pattern names a file
+// in the working directory (here, a root), no file appears either, even
+// with the soft limit raised to the hard one.
 func TestLinuxNoCoreDumps(t *testing.T) {
 	requireSandbox(t)
 	root := t.TempDir()
-	res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+	// Spawned with a mount namespace, from a standby (the second call), and
+	// spawned without one: each sets the limit before its last filter.
+	for _, policy := range []SandboxPolicy{{}, {}, {FullDiskWriteAccess: true}} {
+		linuxNoCoreDumps(t, root, policy)
+	}
+}
+
+func linuxNoCoreDumps(t *testing.T, root string, policy SandboxPolicy) {
+	res, out := lxPyRun(t, []string{root}, policy, `
 import resource, signal, subprocess
 print("core=%d,%d" % resource.getrlimit(resource.RLIMIT_CORE))
-def raise_core():
-    try:
-        resource.setrlimit(resource.RLIMIT_CORE, (4096, 4096))
-    except ValueError as e: # python's word for EPERM here
-        raise OSError(errno.EPERM, str(e))
-attempt("raise", raise_core)
+for name, limit in (("raise", (4096, 4096)), ("lower", (0, 0)), ("soft", (0, 1))):
+    attempt(name, lambda: resource.setrlimit(resource.RLIMIT_CORE, limit))
+    print("%s.after=%d,%d" % ((name,) + resource.getrlimit(resource.RLIMIT_CORE)))
+attempt("prlimit", lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)))
+sh = subprocess.run(["sh", "-c", "ulimit -c 0 && echo set"], capture_output=True, text=True)
+print("ulimit=%s" % sh.stdout.strip())
+print("ulimit.after=%d,%d" % resource.getrlimit(resource.RLIMIT_CORE))
 crash = "import os, resource, signal; h = resource.getrlimit(resource.RLIMIT_CORE)[1]; resource.setrlimit(resource.RLIMIT_CORE, (h, h)); os.kill(os.getpid(), signal.SIGSEGV)"
 print("crashed=%d" % -subprocess.run([sys.executable, "-c", crash], cwd=sys.argv[1]).returncode)
 `, root)
 	assert.Equal(t, "1,1", res["core"], out.Stdout)
-	assert.Equal(t, "EPERM", res["raise"], out.Stdout)
+	for _, name := range []string{"raise", "lower", "soft"} {
+		assert.Equal(t, "OK", res[name], "%s: %s", name, out.Stdout)
+		assert.Equal(t, "1,1", res[name+".after"], "%s: %s", name, out.Stdout)
+	}
+	assert.Equal(t, "EPERM", res["prlimit"], out.Stdout)
+	assert.Equal(t, "set", res["ulimit"], out.Stdout)
+	assert.Equal(t, "1,1", res["ulimit.after"], out.Stdout)
 	assert.Equal(t, strconv.Itoa(int(syscall.SIGSEGV)), res["crashed"], out.Stdout)
 	pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern")
 	require.NoError(t, err)

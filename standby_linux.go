@@ -369,7 +369,8 @@ func (r *linuxRunner) makeStandby(needsTMPDIR bool) (_ *standby, err error) {
 		PtsRights:         r.ptsRights(),
 		DropCapabilities:  true,
 		KeepCapabilities:  keptCapabilities,
-		SeccompFilter:     r.bpf,
+		SeccompFilter:     r.bpfHead,
+		SeccompTailFilter: r.bpfTail,
 	}
 	m, err := r.mounts(s.tmp.Path())
 	if err != nil {

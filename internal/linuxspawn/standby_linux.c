@@ -74,6 +74,11 @@ static int standby_main(void *arg) {
 	ls_child_restrict(r);
 	ls_child_reset_handlers(r);
 	LS_SC2(SYS_prctl, PR_SET_NAME, "sandboxexec-sb");
+	// The filters now, off the call's path: what is left (the wait, stdio,
+	// the directory, the signal mask, execve) gets past them.
+	ls_child_seccomp(r);
+	r->filter_len = 0;
+	r->tail_filter_len = 0;
 
 	__atomic_store_n(&r->sb_state, 1, __ATOMIC_SEQ_CST);
 	LS_SC3(SYS_futex, &r->sb_state, FUTEX_WAKE, 1);

@@ -25,7 +25,8 @@ var StandbySupported = C.ls_standby_supported() != 0
 // taken every step of Start that does not depend on the command: the
 // namespaces of the clone, the cgroup, setsid, Network.Namespace,
 // MountNamespace, Rlimits, Pdeathsig, NormalScheduling, NoNewPrivs,
-// LandlockRulesetFD, capabilities and the signal handlers; and it waits.
+// LandlockRulesetFD, capabilities, the signal handlers and the seccomp
+// filters (SeccompTailFilter too); and it waits.
 // Exec hands it the command, which leaves it only stdio, the working
 // directory, the signal mask and the execve to do. A standby that is never
 // used must be closed.
@@ -50,7 +51,7 @@ func NewStandby(a Attr) (*Standby, error) {
 	if !StandbySupported {
 		return nil, errors.New("linuxspawn: no standby on this architecture")
 	}
-	if a.Mounts != nil || a.Network != nil && a.Network.Namespace <= 0 || a.SeccompTailFilter != nil {
+	if a.Mounts != nil || a.Network != nil && a.Network.Namespace <= 0 {
 		return nil, errors.New("linuxspawn: a standby makes no namespace of its own but PID and IPC")
 	}
 	a.Path, a.Argv, a.Env, a.Dir = "", nil, nil, ""
