@@ -307,7 +307,7 @@ func (s *gitScan) submoduleWorktrees(gitdir string, config []gitConfigEntry) ([]
 		if err := s.spend(gitdir); err != nil {
 			return nil, err
 		}
-		top, err := resolveFrom(gitdir, e.value, s.roots, &s.steps)
+		top, err := resolveFrom(gitdir, e.value, s.roots, s.masks.holds, &s.steps)
 		if err != nil {
 			return nil, fmt.Errorf("sandboxexec: read-only subpath: the submodule git directory %s names its worktree %q, which %w: "+
 				"leave \".git\" out of ReadOnlySubpaths", gitdir, e.value, err)
@@ -353,14 +353,19 @@ func (s *gitScan) linkedWorktrees(common string) error {
 			continue
 		}
 		// The .git file's path: absolute, or (worktree.useRelativePaths)
-		// relative to the file that names it.
+		// relative to the file that names it. Its directory is taken as
+		// spelled, not cleaned: see resolveGitPath.
 		dotGit := strings.TrimSpace(string(b))
-		top, err := resolveFrom(gitdir, filepath.Dir(dotGit), s.roots, &s.steps)
+		name := trimTrailingSeparators(dotGit)
+		if filepath.Base(name) != ".git" {
+			continue
+		}
+		top, err := resolveFrom(gitdir, cmp.Or(strings.TrimSuffix(name, ".git"), "."), s.roots, s.masks.holds, &s.steps)
 		if err != nil {
 			return fmt.Errorf("sandboxexec: read-only subpath: the worktree git directory %s names its worktree's .git %q, which %w: "+
 				"leave \".git\" out of ReadOnlySubpaths", gitdir, dotGit, err)
 		}
-		if top != "" && filepath.Base(dotGit) == ".git" {
+		if top != "" {
 			if err := s.worktreeEntry(top, ""); err != nil {
 				return err
 			}
@@ -529,12 +534,12 @@ func (s *gitScan) hooksPath(top, value string) (string, error) {
 		if home == "" {
 			return "", nil
 		}
-		p = filepath.Join(home, rest)
+		p = joinUncleaned(home, rest) // as git spells it: see resolveGitPath
 	case !filepath.IsAbs(p):
 		if top == "" {
 			return "", nil
 		}
-		p = filepath.Join(top, p)
+		p = joinUncleaned(top, p)
 	}
 	return s.protectHooks(p, fmt.Sprintf("core.hooksPath %q", value))
 }
@@ -601,9 +606,8 @@ func (s *gitScan) hooksLink(hooks string) (string, error) {
 	if err != nil {
 		return "", scanError(hooks, err)
 	}
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(hooks), target)
-	}
+	// Joined as the kernel follows it, not cleaned: see resolveGitPath.
+	target = joinUncleaned(filepath.Dir(hooks), target)
 	return s.protectHooks(target, "the symlink "+hooks)
 }
 
@@ -635,9 +639,8 @@ func (s *gitScan) protectHooks(p, namedBy string) (string, error) {
 // namedBy say what p is, and what named it. husky says p is a hooks
 // directory, which husky 9's layout (.husky/_) protects with its parent.
 func (s *gitScan) protectPath(p, what, namedBy string, husky bool) (string, error) {
-	real, err := resolveUnmoved(p, s.roots, &s.steps)
-	var moved *repointableError
-	if errors.As(err, &moved) {
+	real, err := resolveGitPath(p, s.roots, s.masks.holds, &s.steps)
+	if changeableWay(err) {
 		return "", fmt.Errorf("sandboxexec: read-only subpath: %s %s that %s names %w: "+
 			"name what it leads to instead, or leave \".git\" out of ReadOnlySubpaths", what, p, namedBy, err)
 	}
@@ -754,9 +757,7 @@ func (s *gitScan) hookManagers(dir, top string) error {
 		if err != nil {
 			continue
 		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
-		}
+		target = joinUncleaned(filepath.Dir(p), target)
 		if _, err := s.protectPath(target, "the hook", "the symlink "+p, false); err != nil {
 			return err
 		}
@@ -778,9 +779,7 @@ func (s *gitScan) hookManagers(dir, top string) error {
 		}
 		head := string(b)
 		if config, ok := preCommitConfig(head); ok {
-			if !filepath.IsAbs(config) {
-				config = filepath.Join(top, config)
-			}
+			config = joinUncleaned(top, config)
 			if _, err := s.protectPath(config, "the pre-commit configuration", "the hook "+p, false); err != nil {
 				return err
 			}
@@ -918,13 +917,13 @@ func (s *gitScan) enclosing(root string) error {
 			}
 			var gitdir, common string
 			if fi.Mode().IsRegular() {
-				if gitdir, common, err = gitdirOf(p, s.roots, &s.steps); err != nil {
+				if gitdir, common, err = gitdirOf(p, s.roots, s.masks, &s.steps); err != nil {
 					return err
 				}
 				if common == "" {
 					common = gitdir
 				}
-			} else if gitdir, err = resolveFrom(d, ".git", s.roots, &s.steps); err != nil {
+			} else if gitdir, err = resolveFrom(d, ".git", s.roots, s.masks.holds, &s.steps); err != nil {
 				return err
 			} else {
 				common = gitdir

@@ -752,3 +752,65 @@ func FuzzGitScan(f *testing.F) {
 		}
 	})
 }
+
+// Each way the git metadata names a path refuses a ".." after a name in
+// the root that the command can remove, replace or make (missing here, or
+// a directory it may replace with a symlink), as the root's own .git file
+// does (TestFilesystemPolicyGitDotDotInRoot runs git on the attack): the
+// host's git follows the ".." from what is there then. The ".." that git
+// writes, from directories within the protected .git or above a
+// protected .git, stays accepted (fakeSuperproject's, a worktree's
+// commondir "../..").
+func TestResolveMasksGitDotDotInRoot(t *testing.T) {
+	for _, kind := range []string{"missing", "dir"} {
+		for name, files := range map[string]map[string]string{
+			"core.worktree": {".git/modules/sub/config": "[core]\n\tworktree = ROOT/x/../sub\n", "sub/.git": "gitdir: ../.git/modules/sub\n"},
+			"submodule .git": {
+				".git/modules/sub/config": "[core]\n\tworktree = ../../../sub\n", "sub/.git": "gitdir: ../x/../.git/modules/sub\n",
+			},
+			"commondir": {".git": "gitdir: wt-gd\n", "wt-gd/commondir": "../x/../common\n", "common/config": ""},
+			"worktrees gitdir": {
+				".git/worktrees/wt/gitdir": "ROOT/x/../wt/.git\n", ".git/worktrees/wt/commondir": "../..\n",
+				"wt/.git": "gitdir: ROOT/.git/worktrees/wt\n",
+			},
+			"core.hooksPath": {".git/config": "[core]\n\thooksPath = ROOT/x/../hooks\n", "hooks/pre-commit": ""},
+			"pre-commit config": {
+				".git/hooks/pre-commit":   strings.Replace(preCommitHook, "--config=", "--config=x/../", 1),
+				".pre-commit-config.yaml": "repos: []\n",
+			},
+		} {
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				root := realDir(t, "root")
+				for p, content := range files {
+					writeFiles(t, root, map[string]string{p: strings.ReplaceAll(content, "ROOT", root)})
+				}
+				if kind == "dir" {
+					require.NoError(t, os.Mkdir(filepath.Join(root, "x"), 0o755))
+				}
+				_, err := resolveMasks([]string{root}, SandboxPolicy{})
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), `".." after `+filepath.Join(root, "x"))
+			})
+		}
+	}
+	// A .git/hooks symlink through such a "..".
+	root := realDir(t, "root")
+	writeFiles(t, root, map[string]string{".git/config": "", "x/keep": "", "hooks/pre-commit": ""})
+	require.NoError(t, os.Symlink("../x/../hooks", filepath.Join(root, ".git", "hooks")))
+	_, err := resolveMasks([]string{root}, SandboxPolicy{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `".." after `+filepath.Join(root, "x"))
+
+	// git's own: a worktree in a second root whose commondir leaves the
+	// first root's .git, read in either order.
+	main := realDir(t, "main")
+	wt := realDir(t, "wt")
+	writeFiles(t, main, map[string]string{".git/config": "", ".git/worktrees/wt/commondir": "../..\n",
+		".git/worktrees/wt/gitdir": wt + "/.git\n"})
+	writeFiles(t, wt, map[string]string{".git": "gitdir: " + main + "/.git/worktrees/wt\n"})
+	for _, roots := range [][]string{{main, wt}, {wt, main}} {
+		m, err := resolveMasks(roots, SandboxPolicy{})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{filepath.Join(main, ".git"), filepath.Join(wt, ".git")}, m.ReadOnly)
+	}
+}

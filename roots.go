@@ -129,6 +129,15 @@ var errNoStepsLeft = errors.New("sandboxexec: no lookups left")
 // (found in review: 700 values, from d to d/d/.../d 700 deep, were 4.4 s
 // to resolve, as many lookups of shallow paths 0.4 s).
 func resolvePathSteps(path string, link func(dir, name string), steps *int) (string, fs.FileInfo, error) {
+	return resolvePathUp(path, link, nil, steps)
+}
+
+// resolvePathUp is resolvePathSteps that also calls up, where it is not
+// nil, with each directory a ".." steps back from, and with the name that
+// is missing (or no directory) where a ".." is left to follow it: which
+// directory a ".." leaves is whatever is at that name when the path is
+// followed, later.
+func resolvePathUp(path string, link func(dir, name string), up func(dir string), steps *int) (string, fs.FileInfo, error) {
 	if filepath.VolumeName(path) != "" {
 		// Windows, where no sandbox uses the roots (CreateSeatbeltCommand
 		// only formats them), and where paths resolve differently.
@@ -147,6 +156,9 @@ func resolvePathSteps(path string, link func(dir, name string), steps *int) (str
 		case "", ".":
 			continue
 		case "..":
+			if up != nil {
+				up(resolved)
+			}
 			resolved, last = filepath.Dir(resolved), nil
 			continue
 		}
@@ -158,10 +170,16 @@ func resolvePathSteps(path string, link func(dir, name string), steps *int) (str
 		}
 		fi, err := os.Lstat(next)
 		if err != nil {
+			if up != nil && hasDotDot(rest) {
+				up(next)
+			}
 			return "", nil, err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			if more && !fi.IsDir() {
+				if up != nil && hasDotDot(rest) {
+					up(next)
+				}
 				// As the kernel: "file/.." is an error, not the file's directory.
 				return "", nil, &fs.PathError{Op: "lstat", Path: path, Err: syscall.ENOTDIR}
 			}
@@ -185,6 +203,11 @@ func resolvePathSteps(path string, link func(dir, name string), steps *int) (str
 		rest = target
 	}
 	return resolved, last, nil
+}
+
+// hasDotDot says the path p has a ".." component.
+func hasDotDot(p string) bool {
+	return slices.Contains(strings.Split(p, string(filepath.Separator)), "..")
 }
 
 // sameFileAbove reports whether dir, or a directory above it, is the
