@@ -149,18 +149,26 @@ func resolveMasksIn(roots []string, policy SandboxPolicy, writable func(dir stri
 	// one of them (a worktree's commondir "../.." in another root's .git)
 	// leaves a protected directory, whichever root is read first (see
 	// resolveGitPath). The loop below fails on what is not so.
-	for _, root := range roots {
-		for _, name := range policy.readOnlySubpaths() {
+	names := policy.readOnlySubpaths()
+	type found struct {
+		fi  fs.FileInfo
+		err error
+	}
+	subpaths := make([]found, len(roots)*len(names))
+	for i, root := range roots {
+		for j, name := range names {
 			p := filepath.Join(root, name)
-			if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+			fi, err := os.Lstat(p)
+			subpaths[i*len(names)+j] = found{fi, err}
+			if err == nil && fi.Mode()&fs.ModeSymlink == 0 {
 				m.addReadOnly(p, fi)
 			}
 		}
 	}
-	for _, root := range roots {
-		for _, name := range policy.readOnlySubpaths() {
+	for i, root := range roots {
+		for j, name := range names {
 			p := filepath.Join(root, name)
-			fi, err := os.Lstat(p)
+			fi, err := subpaths[i*len(names)+j].fi, subpaths[i*len(names)+j].err
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -181,7 +189,7 @@ func resolveMasksIn(roots []string, policy SandboxPolicy, writable func(dir stri
 				}
 			}
 		}
-		if slices.Contains(policy.readOnlySubpaths(), ".git") && !policy.FullDiskWriteAccess {
+		if slices.Contains(names, ".git") && !policy.FullDiskWriteAccess {
 			if err := git.enclosing(root); err != nil {
 				return fsMasks{}, err
 			}
