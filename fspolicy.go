@@ -327,6 +327,17 @@ func (m *fsMasks) addReadOnly(p string, fi fs.FileInfo) {
 	}
 }
 
+// gitFileTarget is the git directory a ".git" file names, as git reads it
+// (read_gitfile_gently): what follows an exact "gitdir: ", less the line
+// ends at the end; other spaces and further lines are part of the name
+// (found in review: "gitdir: gd \n" names "gd ", which git used and the
+// policy, trimming, left writable). ok is false where git finds no name.
+func gitFileTarget(b []byte) (named string, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte("gitdir: "))
+	rest = bytes.TrimRight(rest, "\r\n")
+	return string(rest), ok && len(rest) > 0
+}
+
 // gitdirOf reads a ".git" file ("gitdir: DIR", written by git worktree add
 // and by submodules) and returns DIR, resolved, and the common directory
 // DIR/commondir names, which holds the hooks and the configuration ("" for
@@ -345,12 +356,14 @@ func gitdirOf(file string, roots []string, m *fsMasks, steps *int) (gitdir, comm
 	if err != nil {
 		return "", "", fmt.Errorf("sandboxexec: read-only subpath: %w", err)
 	}
-	line, _, _ := bytes.Cut(head, []byte("\n"))
-	target, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
+	if len(head) >= gitFileMax {
+		return "", "", fmt.Errorf("sandboxexec: read-only subpath %s is %d bytes or more, past what a .git file holds: "+
+			"leave %q out of ReadOnlySubpaths", file, gitFileMax, filepath.Base(file))
+	}
+	named, ok := gitFileTarget(head)
 	if !ok {
 		return "", "", nil
 	}
-	named := strings.TrimSpace(target)
 	dir, err := resolveFrom(filepath.Dir(file), named, roots, m.holds, steps)
 	if err != nil {
 		return "", "", fmt.Errorf("sandboxexec: read-only subpath %s names its git directory %q, which %w: "+
@@ -366,8 +379,11 @@ func gitdirOf(file string, roots []string, m *fsMasks, steps *int) (gitdir, comm
 	if err != nil && !scanSkips(filepath.Join(dir, "commondir"), err, roots) {
 		return "", "", scanError(filepath.Join(dir, "commondir"), err)
 	}
+	// One of gitFileMax or more names no path the kernel takes, for git
+	// either.
 	if err == nil && len(b) < gitFileMax {
-		commondir := strings.TrimSpace(string(b))
+		// As git reads it: less the line ends at its end, nothing else.
+		commondir := strings.TrimRight(string(b), "\r\n")
 		// dir is protected with the .git file (see protectEntry), or is a
 		// root or above one: a ".." that leaves it is no way to change.
 		held := func(d string) bool { return pathWithin(d, dir) || pathWithin(dir, d) || m.holds(d) }

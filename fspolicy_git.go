@@ -349,13 +349,14 @@ func (s *gitScan) linkedWorktrees(common string) error {
 		if err != nil && !scanSkips(filepath.Join(gitdir, "gitdir"), err, s.roots) {
 			return scanError(filepath.Join(gitdir, "gitdir"), err)
 		}
-		if err != nil || len(b) >= gitFileMax {
+		if err != nil || len(b) >= gitFileMax { // no path the kernel takes
 			continue
 		}
 		// The .git file's path: absolute, or (worktree.useRelativePaths)
 		// relative to the file that names it. Its directory is taken as
-		// spelled, not cleaned: see resolveGitPath.
-		dotGit := strings.TrimSpace(string(b))
+		// spelled, not cleaned: see resolveGitPath. Git trims the spaces
+		// at its end only (strbuf_rtrim).
+		dotGit := strings.TrimRight(string(b), " \t\n\v\f\r")
 		name := trimTrailingSeparators(dotGit)
 		if filepath.Base(name) != ".git" {
 			continue
@@ -417,12 +418,10 @@ func namesGitdir(p, gitdir string) bool {
 	if err != nil {
 		return false
 	}
-	line, _, _ := strings.Cut(string(head), "\n")
-	named, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	if !ok {
+	named, ok := gitFileTarget(head)
+	if !ok || len(head) >= gitFileMax {
 		return false
 	}
-	named = strings.TrimSpace(named)
 	rest := named
 	if !filepath.IsAbs(named) {
 		for strings.HasPrefix(rest, ".."+string(filepath.Separator)) {

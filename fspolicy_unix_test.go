@@ -161,3 +161,37 @@ func TestResolveMasksHookManagerFIFO(t *testing.T) {
 		t.Fatal("resolveMasks waits on a FIFO")
 	}
 }
+
+// A .git file names its git directory as git reads it: what follows an
+// exact "gitdir: ", less the line ends at the end, spaces and further
+// lines included. Trimmed, "gitdir: gd \n" named gd, and "gd ", which git
+// used, stayed writable (found in review).
+func TestResolveMasksGitFileAsGitReadsIt(t *testing.T) {
+	for _, c := range []struct{ file, dir string }{
+		{"gitdir: gd \n", "gd "},
+		{"gitdir:  gd\r\n", " gd"},
+		{"gitdir: gd\nx\n", "gd\nx"},
+	} {
+		root := realDir(t, "root")
+		for _, d := range []string{"gd", c.dir} {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte(c.file), 0o644))
+		m, err := resolveMasks([]string{root}, SandboxPolicy{})
+		require.NoError(t, err, "%q", c.file)
+		assert.Equal(t, []string{filepath.Join(root, ".git"), filepath.Join(root, c.dir)}, m.ReadOnly, "%q", c.file)
+	}
+	// No git file to git, no directory to protect.
+	root := realDir(t, "root")
+	require.NoError(t, os.Mkdir(filepath.Join(root, "gd"), 0o755))
+	for _, file := range []string{"gitdir:gd\n", "GITDIR: gd\n", " gitdir: gd\n", "gitdir: \n"} {
+		require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte(file), 0o644))
+		m, err := resolveMasks([]string{root}, SandboxPolicy{})
+		require.NoError(t, err, "%q", file)
+		assert.Equal(t, []string{filepath.Join(root, ".git")}, m.ReadOnly, "%q", file)
+	}
+	// Longer than any .git file: an error, not a name cut short.
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+strings.Repeat("d/", 2048)), 0o644))
+	_, err := resolveMasks([]string{root}, SandboxPolicy{})
+	assert.ErrorContains(t, err, "past what a .git file holds")
+}
