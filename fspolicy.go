@@ -335,6 +335,7 @@ func (m *fsMasks) addReadOnly(p string, fi fs.FileInfo) {
 func gitFileTarget(b []byte) (named string, ok bool) {
 	rest, ok := bytes.CutPrefix(b, []byte("gitdir: "))
 	rest = bytes.TrimRight(rest, "\r\n")
+	rest, _, _ = bytes.Cut(rest, []byte{0}) // git's string ends there
 	return string(rest), ok && len(rest) > 0
 }
 
@@ -382,8 +383,8 @@ func gitdirOf(file string, roots []string, m *fsMasks, steps *int) (gitdir, comm
 	// One of gitFileMax or more names no path the kernel takes, for git
 	// either.
 	if err == nil && len(b) < gitFileMax {
-		// As git reads it: less the line ends at its end, nothing else.
-		commondir := strings.TrimRight(string(b), "\r\n")
+		// As git reads it: less the line ends at its end, up to a NUL.
+		commondir, _, _ := strings.Cut(strings.TrimRight(string(b), "\r\n"), "\x00")
 		// dir is protected with the .git file (see protectEntry), or is a
 		// root or above one: a ".." that leaves it is no way to change.
 		held := func(d string) bool { return pathWithin(d, dir) || pathWithin(dir, d) || m.holds(d) }

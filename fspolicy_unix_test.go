@@ -171,6 +171,7 @@ func TestResolveMasksGitFileAsGitReadsIt(t *testing.T) {
 		{"gitdir: gd \n", "gd "},
 		{"gitdir:  gd\r\n", " gd"},
 		{"gitdir: gd\nx\n", "gd\nx"},
+		{"gitdir: gd\x00x\n", "gd"},
 	} {
 		root := realDir(t, "root")
 		for _, d := range []string{"gd", c.dir} {
