@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox/sandboxexec/internal/linuxspawn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -269,10 +270,19 @@ func TestLinuxOpenFileLimitAsStarted(t *testing.T) {
 func TestLinuxNoCoreDumps(t *testing.T) {
 	requireSandbox(t)
 	root := t.TempDir()
-	// Spawned with a mount namespace, from a standby (the second call), and
-	// spawned without one: each sets the limit before its last filter.
-	for _, policy := range []SandboxPolicy{{}, {}, {FullDiskWriteAccess: true}} {
+	// Spawned with a mount namespace and without one (each child sets the
+	// limit before its last filter), and from a standby (made after the
+	// second call; the host sets its limit).
+	for _, policy := range []SandboxPolicy{{}, {FullDiskWriteAccess: true}, {}} {
 		linuxNoCoreDumps(t, root, policy)
+	}
+	if linuxspawn.StandbySupported && hasSysAdmin() && cgroups() != nil {
+		sbSettle(t)
+		used := false
+		standbyUsedHook = func(u bool) { used = u }
+		defer func() { standbyUsedHook = nil }()
+		linuxNoCoreDumps(t, root, SandboxPolicy{})
+		assert.True(t, used, "no standby taken")
 	}
 }
 
