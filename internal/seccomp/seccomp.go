@@ -127,7 +127,7 @@ type part int
 const (
 	whole part = iota
 	head       // all but the tail's
-	tail       // MountAPI, user namespaces from clone and unshare, openat2
+	tail       // MountAPI, user namespaces from clone and unshare, openat2, RLIMIT_CORE
 	parts
 )
 
@@ -175,12 +175,12 @@ func Program(n Network, fileSizeLimited bool) ([]byte, error) {
 	return program(n, fileSizeLimited, whole)
 }
 
-// Split returns Program's rules in two programs, for a child that makes
-// namespaces and mounts before its execve: head has every rule but those
-// the set-up needs to break (MountAPI, clone and unshare with
-// CLONE_NEWUSER, openat2), and can be in force from the clone on; tail has those,
-// and is installed by the child last. Together they refuse what Program
-// refuses, with the same errors.
+// Split returns Program's rules in two programs, for a child that sets
+// itself up before its execve: head has every rule but those the set-up
+// needs to break (MountAPI, clone and unshare with CLONE_NEWUSER, openat2,
+// and setting RLIMIT_CORE, which Program makes do nothing), and can be in
+// force from the clone on; tail has those, and is installed by the child
+// last. Together they refuse what Program refuses, with the same errors.
 func Split(n Network, fileSizeLimited bool) (headProgram, tailProgram []byte, err error) {
 	if headProgram, err = program(n, fileSizeLimited, head); err != nil {
 		return nil, nil, err
