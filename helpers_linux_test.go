@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -25,6 +26,7 @@ import (
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // requireSandbox skips the test when the Linux sandbox cannot be enforced in
@@ -316,6 +318,14 @@ func lxNobodyDir(t *testing.T, pattern string) string {
 // and returns the output.
 func lxRunAsNobody(t *testing.T, dir string, limit time.Duration, env []string, args ...string) string {
 	t.Helper()
+	out, err := lxNobodyOutput(dir, limit, env, args...)
+	require.NoError(t, err, "as nobody:\n%s", out)
+	return string(out)
+}
+
+// lxNobodyOutput is lxRunAsNobody's run, which calls no method of a
+// testing.T: for a goroutine of its own (see lxRunAsNobodyWithMounts).
+func lxNobodyOutput(dir string, limit time.Duration, env []string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit+30*time.Second)
 	defer cancel()
 	host := exec.CommandContext(ctx, filepath.Join(dir, "host.test"),
@@ -326,9 +336,42 @@ func lxRunAsNobody(t *testing.T, dir string, limit time.Duration, env []string, 
 	host.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	// A command left running with the output pipe cannot hold the test.
 	host.WaitDelay = 10 * time.Second
-	out, err := host.CombinedOutput()
-	require.NoError(t, err, "as nobody:\n%s", out)
-	return string(out)
+	return host.CombinedOutput()
+}
+
+// lxRunAsNobodyWithMounts is lxRunAsNobody in a mount namespace of the
+// run's own, in which binds (target to source) are made first: a host's
+// mounts for the test, which no other process of the machine sees.
+func lxRunAsNobodyWithMounts(t *testing.T, binds map[string]string, dir string, limit time.Duration, env []string, args ...string) string {
+	t.Helper()
+	type result struct {
+		out []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// Never unlocked: the thread, in a mount namespace of its own,
+		// ends with the goroutine; the run is forked from it.
+		runtime.LockOSThread()
+		err := unix.Unshare(unix.CLONE_NEWNS)
+		if err == nil {
+			err = unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, "")
+		}
+		for target, source := range binds {
+			if err == nil {
+				err = unix.Mount(source, target, "", unix.MS_BIND, "")
+			}
+		}
+		if err != nil {
+			done <- result{err: fmt.Errorf("the run's mounts: %w", err)}
+			return
+		}
+		out, err := lxNobodyOutput(dir, limit, env, args...)
+		done <- result{out, err}
+	}()
+	r := <-done
+	require.NoError(t, r.err, "as nobody:\n%s", r.out)
+	return string(r.out)
 }
 
 // lxRerunAsNobody runs the test this is called from again, as the user

@@ -164,6 +164,61 @@ attempt("own", own)
 	}
 }
 
+// A host user's terminal bound outside /dev/pts, as a container runtime
+// binds its terminal on /dev/console (owned by the container's user) and
+// an LXC its /dev/ttyN, is out of a command's reach too. The devpts of the
+// namespace's own hid only /dev/pts, and a host user's namespace is not
+// nodev: as nobody, a command opened such a bind and read what was typed
+// there (found in review). Every devpts mount but the namespace's own is
+// nodev now.
+func TestLinuxTerminalBindUnreachable(t *testing.T) {
+	const env = "SANDBOXEXEC_TEST_TERMINAL_BIND"
+	if os.Getenv(env) == "1" {
+		for _, policy := range []SandboxPolicy{{}, {AllowedDomains: []string{"localhost"}}} {
+			res, out := lxPyRun(t, []string{os.Getenv("SANDBOXEXEC_TEST_ROOT")}, policy, `
+def take():
+    fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    print("took=%r" % os.read(fd, 100))
+attempt("read", take)
+`, os.Getenv("SANDBOXEXEC_TEST_CONSOLE"))
+			assert.Equal(t, "EACCES", res["read"], "%+v: %s", policy, out.Stdout)
+		}
+		return
+	}
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind a terminal and run the test binary as another user")
+	}
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	defer master.Close()
+	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	require.NoError(t, err)
+	pts := fmt.Sprintf("/dev/pts/%d", n)
+	slave, err := os.OpenFile(pts, os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	defer slave.Close()
+	require.NoError(t, os.Chown(pts, nobody, nobody)) // the user's terminal
+	_, err = master.WriteString("typed\n")            // what a read would take
+	require.NoError(t, err)
+
+	dir := lxNobodyDir(t, "sandboxexec-terminal-")
+	root, console := filepath.Join(dir, "root"), filepath.Join(dir, "console")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.Chown(root, nobody, nobody))
+	require.NoError(t, os.WriteFile(console, nil, 0o600))
+	out := lxRunAsNobodyWithMounts(t, map[string]string{console: pts}, dir, time.Minute,
+		[]string{env + "=1", "SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_CONSOLE=" + console},
+		"-test.run=^TestLinuxTerminalBindUnreachable$")
+	assert.Contains(t, out, "--- PASS: TestLinuxTerminalBindUnreachable", out)
+
+	buf := make([]byte, 16)
+	require.NoError(t, slave.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
+	k, _ := slave.Read(buf)
+	assert.Equal(t, "typed\n", string(buf[:k]), "a command took what was typed")
+}
+
 func TestLinuxIoUringAndFriends(t *testing.T) {
 	requireSandbox(t)
 	body := `

@@ -274,7 +274,12 @@ static int seal_mount(const char *path, uint64_t id) {
 	return err;
 }
 
-// seal_pass seals each mount of a kernel_fs below a writable root once.
+// seal_pass seals each mount of a kernel_fs below a writable root once,
+// and every devpts mount outside them: another devpts than the namespace's
+// own (see private_ptys) holds the user's other terminals, bound one by one
+// where a container runtime puts its terminal (/dev/console) or an LXC its
+// /dev/ttyN. A host user's command, whose namespace is not nodev, opened
+// such a bind and read what was typed there (found in review).
 // It reads the namespace's own mount table, a line of which is "ID PARENT
 // MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER", the point
 // with space, tab, newline and backslash escaped as \ooo; into a buffer of
@@ -304,14 +309,19 @@ static int seal_pass(struct ls_req *r) {
 			char c = buf[i];
 			if (c == '\n') {
 				point[np] = type[nt] = 0;
-				if (after >= 1 && is_kernel_fs(type) && below_root(r, point)) {
+				int in_root = after >= 1 && is_kernel_fs(type) && below_root(r, point);
+				int terminals = after >= 1 && !in_root && strcmp(type, "devpts") == 0;
+				if (in_root || terminals) {
 					err = overflow ? ENAMETOOLONG : seal_mount(point, id);
 					// One already read-only is as the rest is: the
 					// roots' first mounts, below their clones, which
 					// the tree's read-only covers.
-					if (err == EAGAIN && !(opt[0] == 'r' && opt[1] == 'o'))
+					if (err == EAGAIN && in_root && !(opt[0] == 'r' && opt[1] == 'o'))
 						again = 1;
-					if (err == EAGAIN)
+					// A devpts elsewhere that the child cannot reach
+					// (hidden below another mount, or below a directory
+					// its user may not search) the command cannot either.
+					if (err == EAGAIN || (terminals && err == EACCES))
 						err = 0;
 				}
 				np = nt = flen = 0;
@@ -357,7 +367,7 @@ static int seal_pass(struct ls_req *r) {
 }
 
 // seal_kernel_mounts seals each mount of a kernel_fs below a writable root,
-// reading the table again while a mount was not where it said; a sealed
+// and each devpts mount (see seal_pass), reading the table again while a mount was not where it said; a sealed
 // mount stays so (no command can change it), so a pass that found each
 // where it said leaves none unsealed. One moved out of the table's sight
 // (below a directory of another call's root) is not in it: see
@@ -515,6 +525,9 @@ int ls_setup_mounts(struct ls_req *r) {
 		return failed(r, -1, -1, errno);
 	if (r->read_only_rest && (err = keep_roots_writable(r)) != 0)
 		return err;
+	// keep_roots_writable has sealed other devpts mounts with the rest.
+	if (!r->read_only_rest && (err = seal_kernel_mounts(r)) != 0)
+		return failed(r, -1, -1, err);
 	if ((err = private_ptys()) != 0)
 		return failed(r, -1, -1, err);
 	// After the devpts of its own: /dev/ptmx is bound from its ptmx.
