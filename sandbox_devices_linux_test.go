@@ -189,20 +189,7 @@ attempt("read", take)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to bind a terminal and run the test binary as another user")
 	}
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	require.NoError(t, err)
-	defer master.Close()
-	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	require.NoError(t, err)
-	pts := fmt.Sprintf("/dev/pts/%d", n)
-	slave, err := os.OpenFile(pts, os.O_RDWR|syscall.O_NOCTTY, 0)
-	require.NoError(t, err)
-	defer slave.Close()
-	require.NoError(t, os.Chown(pts, nobody, nobody)) // the user's terminal
-	_, err = master.WriteString("typed\n")            // what a read would take
-	require.NoError(t, err)
-
+	pts, slave := lxNobodyTerminal(t)
 	dir := lxNobodyDir(t, "sandboxexec-terminal-")
 	root, console := filepath.Join(dir, "root"), filepath.Join(dir, "console")
 	require.NoError(t, os.Mkdir(root, 0o755))
@@ -212,11 +199,104 @@ attempt("read", take)
 		[]string{env + "=1", "SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_CONSOLE=" + console},
 		"-test.run=^TestLinuxTerminalBindUnreachable$")
 	assert.Contains(t, out, "--- PASS: TestLinuxTerminalBindUnreachable", out)
+	lxRequireTyped(t, slave)
+}
 
+// lxNobodyTerminal makes a pseudo-terminal whose slave belongs to nobody,
+// with "typed\n" waiting to be read on it, and returns the slave's path
+// and the slave, open (closed when the test ends).
+func lxNobodyTerminal(t *testing.T) (string, *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { master.Close() })
+	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	require.NoError(t, err)
+	pts := fmt.Sprintf("/dev/pts/%d", n)
+	slave, err := os.OpenFile(pts, os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { slave.Close() })
+	require.NoError(t, os.Chown(pts, nobody, nobody)) // the user's terminal
+	_, err = master.WriteString("typed\n")            // what a read would take
+	require.NoError(t, err)
+	return pts, slave
+}
+
+// lxRequireTyped requires that what lxNobodyTerminal typed is still there.
+func lxRequireTyped(t *testing.T, slave *os.File) {
+	t.Helper()
 	buf := make([]byte, 16)
 	require.NoError(t, slave.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
 	k, _ := slave.Read(buf)
 	assert.Equal(t, "typed\n", string(buf[:k]), "a command took what was typed")
+}
+
+// A terminal bound below a directory the user may not search when the call
+// starts, which becomes searchable during the call (root chmods it), is
+// out of reach too. The child, which could not reach the bind to seal it,
+// took it that the command could not either, and skipped it: as nobody, a
+// command read what was typed there once the directory opened (found in
+// review). A nodev clone of the directory now covers it.
+func TestLinuxTerminalBindBelowUnsearchableDirectory(t *testing.T) {
+	const env = "SANDBOXEXEC_TEST_TERMINAL_UNSEARCHABLE"
+	if os.Getenv(env) == "1" {
+		root := os.Getenv("SANDBOXEXEC_TEST_ROOT")
+		res, out := lxPyRun(t, []string{root}, SandboxPolicy{}, `
+import time
+open(os.path.join(sys.argv[2], "ready"), "w").close()  # the host chmods now
+def take():
+    end = time.time() + 3
+    while True:
+        try:
+            fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+            break
+        except PermissionError:
+            if time.time() > end:
+                raise
+            time.sleep(0.05)
+    print("took=%r" % os.read(fd, 100))
+attempt("read", take)
+`, os.Getenv("SANDBOXEXEC_TEST_CONSOLE"), root)
+		assert.Equal(t, "EACCES", res["read"], out.Stdout)
+		return
+	}
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind a terminal and run the test binary as another user")
+	}
+	pts, slave := lxNobodyTerminal(t)
+	dir := lxNobodyDir(t, "sandboxexec-terminal-")
+	root, locked := filepath.Join(dir, "root"), filepath.Join(dir, "locked")
+	console := filepath.Join(locked, "console")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.Chown(root, nobody, nobody))
+	require.NoError(t, os.Mkdir(locked, 0o700)) // root's: nobody may not search it
+	require.NoError(t, os.WriteFile(console, nil, 0o600))
+
+	stop := make(chan struct{})
+	opened := make(chan error, 1)
+	go func() { // opens the directory once the command runs
+		for {
+			select {
+			case <-stop:
+				opened <- nil
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := os.Stat(filepath.Join(root, "ready")); err == nil {
+				opened <- os.Chmod(locked, 0o755)
+				return
+			}
+		}
+	}()
+	out := lxRunAsNobodyWithMounts(t, map[string]string{console: pts}, dir, time.Minute,
+		[]string{env + "=1", "SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_CONSOLE=" + console},
+		"-test.run=^TestLinuxTerminalBindBelowUnsearchableDirectory$")
+	close(stop)
+	require.NoError(t, <-opened)
+	assert.Contains(t, out, "--- PASS: TestLinuxTerminalBindBelowUnsearchableDirectory", out)
+	lxRequireTyped(t, slave)
 }
 
 func TestLinuxIoUringAndFriends(t *testing.T) {

@@ -274,6 +274,44 @@ static int seal_mount(const char *path, uint64_t id) {
 	return err;
 }
 
+static int bind_self(int fd, unsigned attr);
+
+// cover_unsearchable puts a nodev clone of the directory on path that the
+// child may not search (the first that refuses a lookup) over it, so that
+// a devpts below it is nodev once its owner opens it, to the command too
+// (found in review: a command read a bind below such a directory). The
+// copies are nodev, and seal_pass skips them. A path hidden (ENOENT and
+// its kin) needs nothing; one that resolves now, EAGAIN.
+static int cover_unsearchable(const char *path) {
+	char name[256];
+	const char *p = path;
+	size_t n;
+	int next, err, dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (dir < 0)
+		return errno;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		for (n = 0; p[n] != 0 && p[n] != '/'; n++)
+			;
+		if (n == 0 || n >= sizeof name) {
+			close(dir);
+			return n == 0 ? EAGAIN : ENAMETOOLONG;
+		}
+		memcpy(name, p, n);
+		name[n] = 0;
+		p += n;
+		if ((next = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			err = errno == EACCES ? bind_self(dir, K_MOUNT_ATTR_NODEV) : errno;
+			close(dir);
+			return err == ENOENT || err == ENOTDIR || err == ELOOP ? 0 : err;
+		}
+		close(dir);
+		dir = next;
+	}
+}
+
 // seal_pass seals each mount of a kernel_fs below a writable root once,
 // and every devpts mount outside them: another devpts than the namespace's
 // own (see private_ptys) holds the user's other terminals, bound one by one
@@ -288,9 +326,9 @@ static int seal_mount(const char *path, uint64_t id) {
 // was not where the table said (see seal_mount), once it has been through
 // the table.
 static int seal_pass(struct ls_req *r) {
-	char buf[1024], point[PATH_MAX], type[32], opt[2] = {0, 0};
-	size_t np = 0, nt = 0, flen = 0;
-	int field = 0, after = -1, esc = 0, overflow = 0, again = 0, fd, err = 0;
+	char buf[1024], point[PATH_MAX], type[32], opt[2] = {0, 0}, tok[8];
+	size_t np = 0, nt = 0, flen = 0, nk = 0;
+	int field = 0, after = -1, esc = 0, overflow = 0, again = 0, nodev = 0, fd, err = 0;
 	unsigned oct = 0;
 	uint64_t id = 0;
 	char first = 0;
@@ -310,7 +348,9 @@ static int seal_pass(struct ls_req *r) {
 			if (c == '\n') {
 				point[np] = type[nt] = 0;
 				int in_root = after >= 1 && is_kernel_fs(type) && below_root(r, point);
-				int terminals = after >= 1 && !in_root && strcmp(type, "devpts") == 0;
+				// One nodev already is as sealed for this (root's rest
+				// is nodev whole; cover_unsearchable's copies).
+				int terminals = after >= 1 && !in_root && !nodev && strcmp(type, "devpts") == 0;
 				if (in_root || terminals) {
 					err = overflow ? ENAMETOOLONG : seal_mount(point, id);
 					// One already read-only is as the rest is: the
@@ -318,16 +358,24 @@ static int seal_pass(struct ls_req *r) {
 					// the tree's read-only covers.
 					if (err == EAGAIN && in_root && !(opt[0] == 'r' && opt[1] == 'o'))
 						again = 1;
-					// A devpts elsewhere that the child cannot reach
-					// (hidden below another mount, or below a directory
-					// its user may not search) the command cannot either.
-					if (err == EAGAIN || (terminals && err == EACCES))
+					// A devpts hidden below another mount stays hidden;
+					// one below a directory the child may not search
+					// (EACCES) is covered: see cover_unsearchable.
+					if (terminals && err == EACCES && (err = cover_unsearchable(point)) == EAGAIN)
+						again = 1; // reachable now: sealed by the next pass
+					if (err == EAGAIN)
 						err = 0;
 				}
-				np = nt = flen = 0;
-				field = 0, after = -1, esc = overflow = 0;
+				np = nt = flen = nk = 0;
+				field = 0, after = -1, esc = overflow = nodev = 0;
 				id = 0, opt[0] = opt[1] = 0;
-			} else if (c == ' ') {
+			} else if (c == ' ' || (c == ',' && after < 0 && field == 5)) {
+				if (after < 0 && field == 5) {
+					nodev |= nk == 5 && memcmp(tok, "nodev", 5) == 0;
+					nk = 0;
+					if (c == ',')
+						continue;
+				}
 				if (after >= 0)
 					after++;
 				else if (field >= 6 && flen == 1 && first == '-')
@@ -338,6 +386,8 @@ static int seal_pass(struct ls_req *r) {
 			} else {
 				if (after < 0 && field == 5 && flen < 2)
 					opt[flen] = c;
+				if (after < 0 && field == 5)
+					tok[nk < sizeof tok - 1 ? nk++ : nk] = c;
 				if (flen++ == 0)
 					first = c;
 				if (after < 0 && field == 0 && c >= '0' && c <= '9') {
@@ -367,7 +417,8 @@ static int seal_pass(struct ls_req *r) {
 }
 
 // seal_kernel_mounts seals each mount of a kernel_fs below a writable root,
-// and each devpts mount (see seal_pass), reading the table again while a mount was not where it said; a sealed
+// and each devpts mount (see seal_pass), reading the table again while a
+// mount was not where it said; a sealed
 // mount stays so (no command can change it), so a pass that found each
 // where it said leaves none unsealed. One moved out of the table's sight
 // (below a directory of another call's root) is not in it: see
