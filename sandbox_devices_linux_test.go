@@ -185,15 +185,8 @@ attempt("read", take)
 		}
 		return
 	}
-	requireSandbox(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to bind a terminal and run the test binary as another user")
-	}
-	pts, slave := lxNobodyTerminal(t)
-	dir := lxNobodyDir(t, "sandboxexec-terminal-")
-	root, console := filepath.Join(dir, "root"), filepath.Join(dir, "console")
-	require.NoError(t, os.Mkdir(root, 0o755))
-	require.NoError(t, os.Chown(root, nobody, nobody))
+	pts, slave, dir, root := lxTerminalBindSetup(t)
+	console := filepath.Join(dir, "console")
 	require.NoError(t, os.WriteFile(console, nil, 0o600))
 	out := lxRunAsNobodyWithMounts(t, map[string]string{console: pts}, dir, time.Minute,
 		[]string{env + "=1", "SANDBOXEXEC_TEST_ROOT=" + root, "SANDBOXEXEC_TEST_CONSOLE=" + console},
@@ -205,6 +198,23 @@ attempt("read", take)
 // lxNobodyTerminal makes a pseudo-terminal whose slave belongs to nobody,
 // with "typed\n" waiting to be read on it, and returns the slave's path
 // and the slave, open (closed when the test ends).
+// lxTerminalBindSetup is what the terminal bind tests share: a terminal
+// of nobody's (lxNobodyTerminal), a directory for the nobody host
+// (lxNobodyDir) and a root of nobody's in it. Root only.
+func lxTerminalBindSetup(t *testing.T) (pts string, slave *os.File, dir, root string) {
+	t.Helper()
+	requireSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind a terminal and run the test binary as another user")
+	}
+	pts, slave = lxNobodyTerminal(t)
+	dir = lxNobodyDir(t, "sandboxexec-terminal-")
+	root = filepath.Join(dir, "root")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.Chown(root, nobody, nobody))
+	return pts, slave, dir, root
+}
+
 func lxNobodyTerminal(t *testing.T) (string, *os.File) {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
@@ -261,16 +271,9 @@ attempt("read", take)
 		assert.Equal(t, "EACCES", res["read"], out.Stdout)
 		return
 	}
-	requireSandbox(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to bind a terminal and run the test binary as another user")
-	}
-	pts, slave := lxNobodyTerminal(t)
-	dir := lxNobodyDir(t, "sandboxexec-terminal-")
-	root, locked := filepath.Join(dir, "root"), filepath.Join(dir, "locked")
+	pts, slave, dir, root := lxTerminalBindSetup(t)
+	locked := filepath.Join(dir, "locked")
 	console := filepath.Join(locked, "console")
-	require.NoError(t, os.Mkdir(root, 0o755))
-	require.NoError(t, os.Chown(root, nobody, nobody))
 	require.NoError(t, os.Mkdir(locked, 0o700)) // root's: nobody may not search it
 	require.NoError(t, os.WriteFile(console, nil, 0o600))
 
